@@ -1,0 +1,38 @@
+#pragma once
+// The calibration driver (DESIGN §1 "Calibration"): runs a model over a text and returns the
+// per-head statistics. The text is tokenized like a prompt (BOS when the model asks for it)
+// and run in windows of the model's context length, each window on a fresh KV cache from
+// position 0; every token of every window counts.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "calib/stats_file.h"
+#include "core/thread_pool.h"
+#include "model/model.h"
+
+namespace triattn {
+
+struct CalibrateOptions {
+  int64_t max_tokens = 0;   // use at most this many tokens (0 = all)
+  int64_t window = 0;       // tokens per window (0 = the model's context length)
+  int64_t chunk = 512;      // tokens per forward call within a window (bounds scratch memory)
+  DType kv_type = DType::F32;
+  ThreadPool* pool = nullptr;
+  // Called after every forward call with (tokens done, tokens total).
+  std::function<void(int64_t, int64_t)> progress;
+};
+
+struct CalibrationResult {
+  HeadStats stats;
+  StatsInfo info;               // model identity, token count, input hash
+  std::vector<int32_t> tokens;  // the token ids that were run (after max_tokens)
+  int64_t windows = 0;
+};
+
+CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> tokens, const CalibrateOptions& opt);
+CalibrationResult calibrate_text(const Model& model, const std::string& text, const CalibrateOptions& opt);
+
+}  // namespace triattn

@@ -1,0 +1,48 @@
+#pragma once
+// A small, safe unpickler for exactly what torch.save writes for a dict of float tensors:
+// dict, list, tuple, str, int, float, bool, None, collections.OrderedDict() and tensors
+// (torch._utils._rebuild_tensor_v2 over persistent-id storages of Float/Half/BFloat16
+// type). No arbitrary globals are ever resolved: anything else raises an Error naming it.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace triattn {
+
+struct PyValue;
+using PyRef = std::shared_ptr<PyValue>;
+
+// A tensor as torch pickles it: a strided view into a storage stored elsewhere in the zip.
+struct PyTensorRef {
+  std::string storage_key;  // entry data/<key> of the archive
+  DType type = DType::F32;
+  int64_t storage_numel = 0;
+  int64_t offset = 0;
+  std::vector<int64_t> size, stride;
+};
+
+struct PyValue {
+  enum class Kind { None, Bool, Int, Float, Str, List, Tuple, Dict, Global, Storage, Tensor };
+  Kind kind = Kind::None;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;  // Str; Global: "module.name"
+  std::vector<PyRef> items;                     // List, Tuple
+  std::vector<std::pair<PyRef, PyRef>> entries;  // Dict, insertion order
+  PyTensorRef tensor;                           // Storage (key/type/numel), Tensor
+
+  // Dict lookup by string key; nullptr when absent.
+  const PyValue* get(const std::string& key) const;
+  std::string kind_name() const;
+};
+
+// `what` names the source in error messages (e.g. "stats.pt: data.pkl").
+PyRef unpickle(std::span<const uint8_t> data, const std::string& what);
+
+}  // namespace triattn

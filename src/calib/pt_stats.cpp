@@ -1,0 +1,125 @@
+#include "calib/pt_stats.h"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "calib/pickle_reader.h"
+#include "calib/zip_reader.h"
+#include "core/error.h"
+#include "core/half.h"
+
+namespace triattn {
+
+namespace {
+
+// Gathers a 1-D strided tensor into floats, checking it lies inside its storage.
+std::vector<float> tensor_values(const ZipArchive& zip, const std::string& prefix, const PyTensorRef& t,
+                                 const std::string& name) {
+  const std::string& path = zip.path();
+  if (t.size.size() != 1) fail(path, ": tensor ", name, " has ", t.size.size(), " dimensions, expected 1");
+  const std::string entry = prefix + "data/" + t.storage_key;
+  const auto bytes = zip.read(entry);
+  const size_t esize = row_bytes(t.type, 1);
+  if (t.storage_numel < 0 || bytes.size() != static_cast<size_t>(t.storage_numel) * esize)
+    fail(path, ": storage '", entry, "' holds ", bytes.size(), " bytes, expected ", t.storage_numel, " elements of ",
+         dtype_name(t.type));
+  const int64_t n = t.size[0], stride = t.stride[0];
+  if (n < 0 || t.offset < 0 || stride < 0 || (n > 0 && t.offset + (n - 1) * stride >= t.storage_numel))
+    fail(path, ": tensor ", name, " reaches outside its storage");
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* p = bytes.data() + static_cast<size_t>(t.offset + i * stride) * esize;
+    if (t.type == DType::F32) {
+      std::memcpy(&out[i], p, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      out[i] = t.type == DType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+PtStats read_pt_stats(const std::string& path) {
+  ZipArchive zip(path);
+  // torch names every entry "<archive>/..."; find the pickle to learn the prefix.
+  std::string pkl;
+  for (const auto& n : zip.names())
+    if (n == "data.pkl" || (n.size() > 9 && n.ends_with("/data.pkl"))) {
+      if (!pkl.empty()) fail(path, ": more than one data.pkl in the archive");
+      pkl = n;
+    }
+  if (pkl.empty()) fail(path, ": no data.pkl entry: not a torch.save file");
+  const std::string prefix = pkl.substr(0, pkl.size() - 8);
+  if (zip.contains(prefix + "byteorder")) {
+    const auto bo = zip.read(prefix + "byteorder");
+    if (std::string(bo.begin(), bo.end()) != "little") fail(path, ": big-endian torch files are not supported");
+  }
+  const PyRef root = unpickle(zip.read(pkl), path + ": " + pkl);
+  if (root->kind != PyValue::Kind::Dict) fail(path, ": top-level object is a ", root->kind_name(), ", expected a dict");
+  const PyValue* stats = root->get("stats");
+  if (!stats || stats->kind != PyValue::Kind::Dict) fail(path, ": no \"stats\" dict (not a TriAttention stats file)");
+
+  PtStats out;
+  int head_dim_meta = 0;
+  if (const PyValue* meta = root->get("metadata"); meta && meta->kind == PyValue::Kind::Dict) {
+    if (const PyValue* hd = meta->get("head_dim"); hd && hd->kind == PyValue::Kind::Int) head_dim_meta = static_cast<int>(hd->i);
+    if (const PyValue* rs = meta->get("rope_style"); rs && rs->kind == PyValue::Kind::Str) out.rope_style = rs->s;
+  }
+  if (!out.rope_style.empty() && out.rope_style != "half")
+    fail(path, ": rope_style '", out.rope_style, "' is not supported (only \"half\" pairing)");
+
+  // Collect the heads by (layer, head), then check the grid is complete.
+  struct Head {
+    std::vector<float> re, im, abs;
+  };
+  std::map<std::pair<int, int>, Head> heads;
+  int n_layers = 0, n_heads = 0, half = -1;
+  for (const auto& [k, v] : stats->entries) {
+    int l = -1, h = -1, used = 0;
+    if (k->kind != PyValue::Kind::Str || std::sscanf(k->s.c_str(), "layer%d_head%d%n", &l, &h, &used) != 2 ||
+        used != static_cast<int>(k->s.size()) || l < 0 || h < 0)
+      fail(path, ": unexpected stats key '", k->s, "' (expected layerLL_headHH)");
+    if (v->kind != PyValue::Kind::Dict) fail(path, ": stats['", k->s, "'] is a ", v->kind_name(), ", expected a dict");
+    Head hd;
+    const std::pair<const char*, std::vector<float>*> fields[] = {
+        {"q_mean_real", &hd.re}, {"q_mean_imag", &hd.im}, {"q_abs_mean", &hd.abs}};
+    for (const auto& [field, dst] : fields) {
+      const PyValue* t = v->get(field);
+      if (!t || t->kind != PyValue::Kind::Tensor) fail(path, ": stats['", k->s, "'] has no tensor '", field, "'");
+      *dst = tensor_values(zip, prefix, t->tensor, k->s + "." + field);
+      if (half < 0) half = static_cast<int>(dst->size());
+      if (static_cast<int>(dst->size()) != half)
+        fail(path, ": stats['", k->s, "'].", field, " has ", dst->size(), " values, other heads have ", half);
+    }
+    heads[{l, h}] = std::move(hd);
+    n_layers = std::max(n_layers, l + 1);
+    n_heads = std::max(n_heads, h + 1);
+  }
+  if (heads.empty() || half <= 0) fail(path, ": the stats dict is empty");
+  if (head_dim_meta != 0 && head_dim_meta != 2 * half)
+    fail(path, ": metadata head_dim ", head_dim_meta, " but the tensors hold ", half, " bands (head_dim ", 2 * half, ")");
+
+  HeadStats& s = out.stats;
+  s.n_layers = n_layers;
+  s.n_heads = n_heads;
+  s.head_dim = 2 * half;
+  for (int l = 0; l < n_layers; ++l)
+    for (int h = 0; h < n_heads; ++h) {
+      auto it = heads.find({l, h});
+      if (it == heads.end()) {
+        char key[64];
+        std::snprintf(key, sizeof key, "layer%02d_head%02d", l, h);
+        fail(path, ": stats for ", key, " are missing (every query head of every layer is needed)");
+      }
+      s.q_mean_real.insert(s.q_mean_real.end(), it->second.re.begin(), it->second.re.end());
+      s.q_mean_imag.insert(s.q_mean_imag.end(), it->second.im.begin(), it->second.im.end());
+      s.q_abs_mean.insert(s.q_abs_mean.end(), it->second.abs.begin(), it->second.abs.end());
+    }
+  return out;
+}
+
+}  // namespace triattn

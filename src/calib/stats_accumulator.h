@@ -1,0 +1,35 @@
+#pragma once
+// Calibration statistics (DESIGN §1 "Calibration"): a forward observer that sums, per band,
+// the complex pre-RoPE query q_f and its modulus |q_f| for every (layer, query head), and the
+// same for keys per KV head. Sums are in double so long calibration texts lose nothing.
+#include <cstdint>
+#include <vector>
+
+#include "kv/policy.h"
+#include "model/observer.h"
+
+namespace triattn {
+
+class StatsAccumulator final : public ForwardObserver {
+ public:
+  StatsAccumulator(int n_layers, int n_heads, int n_kv_heads, int head_dim);
+
+  void on_pre_rope(int layer, int64_t pos0, int64_t n_tokens, const float* q, const float* k) override;
+
+  // Tokens every layer has seen (throws if layers disagree: a partial forward pass).
+  int64_t tokens() const;
+  // Means over the tokens seen. Throws when no token was seen.
+  HeadStats result() const;
+
+ private:
+  struct Sums {
+    std::vector<double> re, im, abs;  // [n_layers][n_heads][half]
+  };
+  static void add(Sums& s, size_t base, const float* x, int half);
+
+  int n_layers_, n_heads_, n_kv_heads_, head_dim_, half_;
+  Sums q_, k_;
+  std::vector<int64_t> layer_tokens_;
+};
+
+}  // namespace triattn

@@ -1,0 +1,70 @@
+// triattn calibrate: measure the per-head pre-RoPE query statistics TriAttention scores with
+// (DESIGN §1 "Calibration", §3 stats file). Runs once per model, offline.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "calib/calibrate.h"
+#include "calib/stats_file.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace triattn::cli {
+
+int cmd_calibrate(const std::vector<std::string>& args) {
+  CLI::App app{"Measure per-head query statistics for TriAttention and write them to a stats file",
+               "triattn calibrate"};
+  std::string model_path, input, output, dump_tokens, kv_type = "f32";
+  int64_t max_tokens = 0, window = 0, chunk = 512;
+  int threads = 0;
+  app.add_option("-m,--model", model_path, "model: .gguf, Hugging Face directory or llama2.c .bin")->required();
+  app.add_option("--input", input, "calibration text file (\"-\" = stdin)")->required();
+  app.add_option("-o,--output", output, "stats file to write (safetensors)")->required();
+  app.add_option("--max-tokens", max_tokens, "use at most N tokens of the input (0 = all)")->capture_default_str();
+  app.add_option("--window", window, "tokens per window, each on a fresh KV cache (0 = the model's context length)")
+      ->capture_default_str();
+  app.add_option("--chunk", chunk, "tokens per forward step within a window")->capture_default_str();
+  app.add_option("--kv-type", kv_type, "KV cache element type during calibration: f32 or f16")->capture_default_str();
+  app.add_option("--dump-tokens", dump_tokens, "also write the token ids used, one per line (for reference checks)");
+  add_threads_option(app, threads);
+  if (int rc = parse(app, args); rc >= 0) return rc;
+
+  auto type = dtype_from_name(kv_type);
+  if (!type || (*type != DType::F16 && *type != DType::F32)) fail("--kv-type must be f16 or f32");
+  const std::string text = read_text_file(input);
+  auto model = Model::load(model_path);
+  std::cerr << "calibrate: " << model->config().describe() << "\n";
+
+  ThreadPool pool(threads);
+  CalibrateOptions opt;
+  opt.max_tokens = max_tokens;
+  opt.window = window;
+  opt.chunk = chunk;
+  opt.kv_type = *type;
+  opt.pool = &pool;
+  const auto t0 = std::chrono::steady_clock::now();
+  opt.progress = [&](int64_t done, int64_t total) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "\rcalibrate: %lld / %lld tokens (%.0f tok/s)", static_cast<long long>(done),
+                 static_cast<long long>(total), s > 0 ? done / s : 0.0);
+    std::fflush(stderr);
+  };
+  const CalibrationResult r = calibrate_text(*model, text, opt);
+  std::fprintf(stderr, "\n");
+
+  write_stats_file(output, r.stats, r.info);
+  if (!dump_tokens.empty()) {
+    std::ofstream out(dump_tokens);
+    for (int32_t t : r.tokens) out << t << "\n";
+    if (!out) fail(dump_tokens, ": cannot write the token list");
+  }
+  std::cout << "wrote " << output << ": " << r.info.token_count << " tokens in " << r.windows << " window(s), "
+            << r.stats.n_layers << " layers x " << r.stats.n_heads << " query heads x " << r.stats.head_dim / 2
+            << " bands, input " << r.info.input_hash << "\n";
+  return 0;
+}
+
+}  // namespace triattn::cli

@@ -1,0 +1,85 @@
+// triattn generate: one prompt, one sequence; text streamed to stdout and a summary on
+// stderr, or one JSON object with --json.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/prompt.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "engine/generate.h"
+
+namespace triattn::cli {
+
+int cmd_generate(const std::vector<std::string>& args) {
+  CLI::App app{"Generate text from a prompt", "triattn generate"};
+  std::string model_path, prompt, prompt_file;
+  int64_t n_predict = 128;
+  int threads = 0;
+  bool json = false, chat = false, ignore_eos = false;
+  PromptOptions popt;
+  SamplerParams sp;
+  KvOptions kv;
+  app.add_option("-m,--model", model_path, "model: .gguf file, HF directory or llama2.c .bin")->required();
+  app.add_option("-p,--prompt", prompt, "prompt text");
+  app.add_option("-f,--file", prompt_file, "read the prompt from a file ('-' = stdin)");
+  app.add_option("-n,--n-predict", n_predict, "tokens to generate")->capture_default_str();
+  app.add_flag("--chat", chat, "wrap the prompt as a user message in the model's chat template");
+  app.add_option("--system", popt.system, "system message (with --chat)");
+  app.add_flag("--json", json, "print one JSON object (text, tokens, prompt_tokens, stats)");
+  app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
+  add_threads_option(app, threads);
+  add_sampling_options(app, sp);
+  add_kv_options(app, kv);
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  finish_kv_options(kv);
+  if (!prompt.empty() && !prompt_file.empty()) fail("give the prompt with -p or -f, not both");
+  if (!prompt_file.empty()) prompt = read_text_file(prompt_file);
+  if (n_predict < 0) fail("-n must be >= 0");
+
+  auto model = Model::load(model_path);
+  popt.chat = chat;
+  const std::vector<int32_t> prompt_ids = build_prompt(*model, prompt, popt);
+  ThreadPool pool(threads);
+  Forward forward(*model, &pool);
+  PolicyFactory policies(*model, kv.settings);
+  Sequence seq(*model, policies);
+  Sampler sampler(sp);
+  GenerateOptions gopt;
+  gopt.n_predict = n_predict;
+  gopt.stop_at_eog = !ignore_eos;
+
+  TextCallback stream;
+  if (!json) {
+    std::cout << model->tokenizer().decode(prompt_ids) << std::flush;
+    stream = [](const std::string& text) {
+      std::cout << text << std::flush;
+      return true;
+    };
+  }
+  GenerateResult r = generate(*model, forward, seq, prompt_ids, gopt, sampler, stream);
+  const RunStats& s = r.stats;
+  if (json) {
+    nlohmann::json out = {{"text", r.text},
+                          {"tokens", r.tokens},
+                          {"prompt_tokens", s.prompt_tokens},
+                          {"finish_reason", r.finish_reason},
+                          {"kv_policy", kv.settings.policy},
+                          {"stats", s.to_json()}};
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << "\n";
+    std::fprintf(stderr,
+                 "[%s] prompt %lld tok at %.1f tok/s | generated %lld tok at %.1f tok/s | KV peak %lld tok/head, "
+                 "%.2f MiB | prune events %lld | scoring %.2f ms\n",
+                 kv.settings.policy.c_str(), static_cast<long long>(s.prompt_tokens), s.prefill_tok_s(),
+                 static_cast<long long>(s.generated_tokens), s.decode_tok_s(),
+                 static_cast<long long>(s.kv_peak_tokens), s.kv_peak_bytes / 1048576.0,
+                 static_cast<long long>(s.prune_events), s.scoring_ms);
+  }
+  return 0;
+}
+
+}  // namespace triattn::cli

@@ -1,0 +1,49 @@
+// triattn make-model: random-weight models of real shapes, for tests and benchmarks.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/error.h"
+#include "model/maker.h"
+
+namespace triattn::cli {
+
+int cmd_make_model(const std::vector<std::string>& args) {
+  CLI::App app{"Write a random-weight model (GGUF or Hugging Face directory)", "triattn make-model"};
+  std::string preset, format = "gguf", type = "q8_0", out;
+  MakerOptions opt;
+  int layers = 0, ctx = 0, vocab = 0;
+  app.add_option("--preset", preset,
+                 "shape: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, tiny-llama, tiny-qwen2, "
+                 "tiny-qwen3")
+      ->required();
+  app.add_option("--format", format, "gguf or hf")->capture_default_str();
+  app.add_option("--type", type, "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k (hf: f32/f16/bf16)")
+      ->capture_default_str();
+  app.add_option("-o,--output", out, "output .gguf file or HF directory")->required();
+  app.add_option("--seed", opt.seed, "weight seed (same seed = same model in both formats)")->capture_default_str();
+  app.add_option("--layers", layers, "override the preset's layer count");
+  app.add_option("--ctx", ctx, "override the preset's context length");
+  app.add_option("--vocab", vocab, "override the preset's vocabulary size");
+  if (int rc = parse(app, args); rc >= 0) return rc;
+
+  ModelConfig cfg = model_preset(preset);
+  if (layers > 0) cfg.n_layers = layers;
+  if (ctx > 0) cfg.context_length = ctx;
+  if (vocab > 0) cfg.vocab_size = vocab;
+  cfg.validate();
+  auto t = dtype_from_name(type);
+  if (!t) fail("--type '", type, "' is not a weight type");
+  opt.weight_type = *t;
+  if (format == "gguf") {
+    write_random_gguf(cfg, opt, out);
+  } else if (format == "hf") {
+    write_random_hf(cfg, opt, out);
+  } else {
+    fail("--format '", format, "' must be gguf or hf");
+  }
+  std::cerr << "wrote " << out << ": " << cfg.describe() << ", " << type << "\n";
+  return 0;
+}
+
+}  // namespace triattn::cli

@@ -1,0 +1,15 @@
+#pragma once
+// One function per subcommand, each in its own cmd_<name>.cpp. args excludes the program
+// name and the subcommand. Returns the process exit code; throws Error for user errors.
+#include <string>
+#include <vector>
+
+namespace triattn::cli {
+
+int cmd_generate(const std::vector<std::string>& args);
+int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_logits(const std::vector<std::string>& args);      // dev: logits for given tokens
+int cmd_make_model(const std::vector<std::string>& args);  // random-weight models
+int cmd_scores(const std::vector<std::string>& args);      // dev: TriAttention key scores
+
+}  // namespace triattn::cli

@@ -1,0 +1,59 @@
+#include "core/dtype.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "core/error.h"
+
+namespace triattn {
+
+namespace {
+struct Info {
+  DType type;
+  std::string_view name;
+  int64_t block;
+  size_t bytes;
+  uint32_t ggml;
+};
+// GGML ids: F32=0 F16=1 Q4_0=2 Q8_0=8 Q4_K=12 Q5_K=13 Q6_K=14 I32=26 BF16=30.
+constexpr Info kInfo[] = {
+    {DType::F32, "f32", 1, 4, 0},        {DType::F16, "f16", 1, 2, 1},
+    {DType::BF16, "bf16", 1, 2, 30},     {DType::Q8_0, "q8_0", 32, 34, 8},
+    {DType::Q4_0, "q4_0", 32, 18, 2},    {DType::Q4_K, "q4_k", 256, 144, 12},
+    {DType::Q5_K, "q5_k", 256, 176, 13}, {DType::Q6_K, "q6_k", 256, 210, 14},
+    {DType::I32, "i32", 1, 4, 26},
+};
+const Info& info(DType t) { return kInfo[static_cast<int>(t)]; }
+}  // namespace
+
+int64_t block_size(DType t) { return info(t).block; }
+size_t block_bytes(DType t) { return info(t).bytes; }
+
+size_t row_bytes(DType t, int64_t n) {
+  const Info& i = info(t);
+  if (n < 0 || n % i.block != 0)
+    fail("row of ", n, " elements is not a whole number of ", i.name, " blocks (", i.block, ")");
+  return static_cast<size_t>(n / i.block) * i.bytes;
+}
+
+std::string_view dtype_name(DType t) { return info(t).name; }
+
+std::optional<DType> dtype_from_name(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const Info& i : kInfo)
+    if (i.name == lower) return i.type;
+  return std::nullopt;
+}
+
+std::optional<DType> dtype_from_ggml(uint32_t ggml_type) {
+  for (const Info& i : kInfo)
+    if (i.ggml == ggml_type) return i.type;
+  return std::nullopt;
+}
+
+uint32_t dtype_to_ggml(DType t) { return info(t).ggml; }
+
+}  // namespace triattn

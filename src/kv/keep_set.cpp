@@ -1,0 +1,81 @@
+#include "kv/keep_set.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace triattn {
+
+KeepRules keep_rules(const PolicyParams& params, const SequenceInfo& seq) {
+  if (params.budget < 1) fail("KV policy: budget must be at least 1 token (got ", params.budget, ")");
+  KeepRules r;
+  r.budget = params.budget;
+  // A window as large as the budget would leave no slot for the score to decide anything.
+  r.window = std::clamp<int64_t>(params.window, 0, params.budget - 1);
+  r.sink = std::max<int64_t>(params.sink, 0);
+  r.protect_below = params.protect_prompt ? std::max<int64_t>(seq.prompt_len, 0) : 0;
+  return r;
+}
+
+bool prune_due(const KvCache& cache, int64_t n_new, const PolicyParams& params) {
+  const int64_t n = cache.max_size();
+  return n > params.budget && n + n_new > params.budget + params.divide_length;
+}
+
+StreamSplit split_stream(std::span<const int32_t> pos, const KeepRules& rules) {
+  const int64_t n = static_cast<int64_t>(pos.size());
+  const int64_t window_start = n - std::min(rules.window, n);
+  const int64_t floor = std::max(rules.sink, rules.protect_below);
+  StreamSplit s;
+  s.candidates.reserve(pos.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const bool prot = i >= window_start || pos[i] < floor;
+    (prot ? s.protected_rows : s.candidates).push_back(static_cast<int32_t>(i));
+  }
+  return s;
+}
+
+std::vector<int32_t> select_keep(const StreamSplit& split, std::span<const float> scores,
+                                 std::span<const int32_t> pos, int64_t budget) {
+  if (scores.size() != split.candidates.size())
+    fail("select_keep: ", scores.size(), " scores for ", split.candidates.size(), " candidates");
+  const int64_t slots = std::max<int64_t>(0, budget - static_cast<int64_t>(split.protected_rows.size()));
+  std::vector<int32_t> keep = split.protected_rows;
+  if (slots >= static_cast<int64_t>(split.candidates.size())) {
+    keep.insert(keep.end(), split.candidates.begin(), split.candidates.end());
+  } else if (slots > 0) {
+    std::vector<int32_t> order(split.candidates.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+    // Strict weak order: score descending (NaN last), then older position first, then row.
+    auto better = [&](int32_t a, int32_t b) {
+      const float sa = scores[a], sb = scores[b];
+      const bool na = std::isnan(sa), nb = std::isnan(sb);
+      if (na != nb) return nb;
+      if (!na && sa != sb) return sa > sb;
+      const int32_t pa = pos[split.candidates[a]], pb = pos[split.candidates[b]];
+      if (pa != pb) return pa < pb;
+      return a < b;
+    };
+    std::nth_element(order.begin(), order.begin() + slots, order.end(), better);
+    for (int64_t i = 0; i < slots; ++i) keep.push_back(split.candidates[order[i]]);
+  }
+  std::sort(keep.begin(), keep.end());
+  return keep;
+}
+
+KeepPlan uniform_plan(int n_streams, const std::vector<int32_t>& keep) {
+  KeepPlan plan;
+  plan.keep.assign(n_streams, keep);
+  return plan;
+}
+
+bool plan_evicts(const KvCache& cache, const KeepPlan& plan) {
+  const auto& sh = cache.shape();
+  for (int l = 0; l < sh.n_layers; ++l)
+    for (int h = 0; h < sh.n_kv_heads; ++h)
+      if (static_cast<int64_t>(plan.keep[cache.stream_index(l, h)].size()) < cache.size(l, h)) return true;
+  return false;
+}
+
+}  // namespace triattn

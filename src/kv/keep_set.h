@@ -1,0 +1,50 @@
+#pragma once
+// The one keep-set selection every policy reuses (DESIGN §1 "Pruning"): protected tokens
+// (recent window, sinks, optionally the prompt) are kept unconditionally and the remaining
+// slots of the budget go to the best-scoring candidates. Policies differ only in how they
+// score candidates, so this is where the budget/window/tie rules live, once.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "kv/policy.h"
+
+namespace triattn {
+
+// The protection/budget rules of one pruning event, after clamping.
+struct KeepRules {
+  int64_t budget = 0;         // B: rows a stream keeps (more only if protected rows exceed it)
+  int64_t window = 0;         // most recent rows always kept; clamped to [0, B-1]
+  int64_t sink = 0;           // rows with position < sink always kept
+  int64_t protect_below = 0;  // rows with position < protect_below always kept (the prompt)
+};
+
+KeepRules keep_rules(const PolicyParams& params, const SequenceInfo& seq);
+
+// True when appending n_new tokens would take the largest stream past B + β (DESIGN §1: the
+// cache is cut back to B before that happens) and there is something to cut.
+bool prune_due(const KvCache& cache, int64_t n_new, const PolicyParams& params);
+
+// A stream's rows split into protected rows and eviction candidates (both increasing).
+struct StreamSplit {
+  std::vector<int32_t> protected_rows;
+  std::vector<int32_t> candidates;
+};
+
+// pos: the stream's absolute positions, one per row, increasing (rows are in token order).
+StreamSplit split_stream(std::span<const int32_t> pos, const KeepRules& rules);
+
+// Rows to keep, increasing: every protected row plus the top max(0, budget - |protected|)
+// candidates by score (scores[i] belongs to split.candidates[i]). Higher score wins; equal
+// scores keep the older token (lower position); NaN scores rank below every number.
+std::vector<int32_t> select_keep(const StreamSplit& split, std::span<const float> scores,
+                                 std::span<const int32_t> pos, int64_t budget);
+
+// A plan that keeps `keep` in every stream.
+KeepPlan uniform_plan(int n_streams, const std::vector<int32_t>& keep);
+
+// True when the plan evicts at least one row of `cache` (a plan keeping everything is noise).
+bool plan_evicts(const KvCache& cache, const KeepPlan& plan);
+
+}  // namespace triattn

@@ -1,0 +1,98 @@
+#include "kv/kv_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/half.h"
+
+namespace triattn {
+
+KvCache::KvCache(const KvCacheShape& shape, int64_t reserve_tokens) : shape_(shape) {
+  if (shape.n_layers <= 0 || shape.n_kv_heads <= 0 || shape.head_dim <= 0)
+    fail("KV cache: invalid shape (", shape.n_layers, " layers, ", shape.n_kv_heads, " KV heads, head_dim ",
+         shape.head_dim, ")");
+  if (shape.type != DType::F32 && shape.type != DType::F16)
+    fail("KV cache: type ", dtype_name(shape.type), " is not supported (use f32 or f16)");
+  row_bytes_ = triattn::row_bytes(shape.type, shape.head_dim);
+  streams_.resize(static_cast<size_t>(n_streams()));
+  if (reserve_tokens > 0) reserve(reserve_tokens);
+}
+
+int64_t KvCache::max_size() const {
+  int64_t m = 0;
+  for (const Stream& s : streams_) m = std::max(m, s.n);
+  return m;
+}
+
+void KvCache::grow(Stream& s, int64_t need) {
+  const int64_t cap = static_cast<int64_t>(s.pos.size());
+  if (need <= cap) return;
+  const int64_t new_cap = std::max<int64_t>(need, std::max<int64_t>(64, cap * 2));
+  s.k.resize(static_cast<size_t>(new_cap) * row_bytes_);
+  s.v.resize(static_cast<size_t>(new_cap) * row_bytes_);
+  s.pos.resize(static_cast<size_t>(new_cap));
+}
+
+void KvCache::reserve(int64_t n) {
+  for (Stream& s : streams_) grow(s, n);
+}
+
+namespace {
+void store_row(DType type, const float* src, uint8_t* dst, int n) {
+  if (type == DType::F32) {
+    std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n));
+  } else {
+    auto* h = reinterpret_cast<uint16_t*>(dst);
+    for (int i = 0; i < n; ++i) h[i] = f32_to_f16(src[i]);
+  }
+}
+}  // namespace
+
+void KvCache::append(int layer, int32_t pos, const float* k, const float* v) {
+  const int d = shape_.head_dim;
+  for (int h = 0; h < shape_.n_kv_heads; ++h) {
+    Stream& s = streams_[stream_index(layer, h)];
+    grow(s, s.n + 1);
+    store_row(shape_.type, k + h * d, s.k.data() + s.n * row_bytes_, d);
+    store_row(shape_.type, v + h * d, s.v.data() + s.n * row_bytes_, d);
+    s.pos[s.n] = pos;
+    ++s.n;
+    live_bytes_ += 2 * row_bytes_;
+    peak_tokens_ = std::max(peak_tokens_, s.n);
+  }
+  peak_bytes_ = std::max(peak_bytes_, live_bytes_);
+}
+
+void KvCache::apply(const KeepPlan& plan) {
+  if (static_cast<int>(plan.keep.size()) != n_streams())
+    fail("KV cache: plan has ", plan.keep.size(), " streams, cache has ", n_streams());
+  for (int i = 0; i < n_streams(); ++i) {
+    Stream& s = streams_[i];
+    const std::vector<int32_t>& keep = plan.keep[i];
+    int64_t out = 0, prev = -1;
+    for (int32_t idx : keep) {
+      if (idx <= prev || idx >= s.n) fail("KV cache: plan for stream ", i, " has bad index ", idx);
+      prev = idx;
+      if (idx != out) {
+        std::memmove(s.k.data() + out * row_bytes_, s.k.data() + idx * row_bytes_, row_bytes_);
+        std::memmove(s.v.data() + out * row_bytes_, s.v.data() + idx * row_bytes_, row_bytes_);
+        s.pos[out] = s.pos[idx];
+      }
+      ++out;
+    }
+    live_bytes_ -= static_cast<size_t>(s.n - out) * 2 * row_bytes_;
+    s.n = out;
+  }
+  ++prune_events_;
+}
+
+void KvCache::clear() {
+  for (Stream& s : streams_) s.n = 0;
+  live_bytes_ = 0;
+  n_processed_ = 0;
+}
+
+size_t KvCache::bytes_in_use() const { return live_bytes_; }
+
+}  // namespace triattn

@@ -1,0 +1,82 @@
+#pragma once
+// KV cache of one sequence. Storage is one stream per (layer, KV head): keys and values as
+// contiguous rows of head_dim (F32 or F16) plus each token's absolute position. Keys are
+// stored post-RoPE at their absolute position. Streams of one layer may hold different
+// tokens (per-head eviction), so every pruning mode is just a different KeepPlan.
+// Only append() and apply() mutate; policies only read the cache and produce plans.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace triattn {
+
+struct KvCacheShape {
+  int n_layers = 0;
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  DType type = DType::F16;  // F32 or F16
+};
+
+// Which entries of each stream survive a pruning event. keep[stream] lists indices into the
+// stream's current rows, strictly increasing; stream = layer * n_kv_heads + head.
+struct KeepPlan {
+  std::vector<std::vector<int32_t>> keep;
+};
+
+class KvCache {
+ public:
+  explicit KvCache(const KvCacheShape& shape, int64_t reserve_tokens = 0);
+
+  const KvCacheShape& shape() const { return shape_; }
+  int n_streams() const { return shape_.n_layers * shape_.n_kv_heads; }
+  int stream_index(int layer, int head) const { return layer * shape_.n_kv_heads + head; }
+
+  int64_t size(int layer, int head) const { return streams_[stream_index(layer, head)].n; }
+  int64_t max_size() const;  // largest stream
+  const int32_t* positions(int layer, int head) const {
+    return streams_[stream_index(layer, head)].pos.data();
+  }
+  // Rows of head_dim elements of shape().type.
+  const void* keys(int layer, int head) const { return streams_[stream_index(layer, head)].k.data(); }
+  const void* values(int layer, int head) const { return streams_[stream_index(layer, head)].v.data(); }
+  size_t row_bytes() const { return row_bytes_; }
+
+  // Appends one token to every KV head of `layer`: k and v are f32 [n_kv_heads * head_dim]
+  // (k already rotated). Every layer must receive the same tokens in the same order.
+  void append(int layer, int32_t pos, const float* k, const float* v);
+  // Pre-sizes every stream for n tokens (avoids reallocation during decode).
+  void reserve(int64_t n);
+  // Compacts every stream to the plan's rows, in order. The only eviction path.
+  void apply(const KeepPlan& plan);
+  void clear();
+
+  // Tokens fed through the model so far (p in DESIGN §1); the engine advances it.
+  int64_t n_processed() const { return n_processed_; }
+  void advance(int64_t n) { n_processed_ += n; }
+
+  size_t bytes_in_use() const;  // live K+V bytes over all streams
+  int64_t peak_tokens() const { return peak_tokens_; }
+  size_t peak_bytes() const { return peak_bytes_; }
+  int64_t prune_events() const { return prune_events_; }
+
+ private:
+  struct Stream {
+    std::vector<uint8_t> k, v;
+    std::vector<int32_t> pos;
+    int64_t n = 0;
+  };
+  void grow(Stream& s, int64_t need);
+
+  KvCacheShape shape_;
+  size_t row_bytes_ = 0;
+  std::vector<Stream> streams_;
+  int64_t n_processed_ = 0;
+  int64_t peak_tokens_ = 0;
+  size_t peak_bytes_ = 0;
+  size_t live_bytes_ = 0;
+  int64_t prune_events_ = 0;
+};
+
+}  // namespace triattn

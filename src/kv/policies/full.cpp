@@ -1,0 +1,21 @@
+// Full attention: the cache keeps every token (the quality reference, DESIGN §1 "Baselines").
+#include "kv/policies/policies.h"
+
+namespace triattn {
+namespace {
+
+class FullPolicy final : public KvPolicy {
+ public:
+  std::string_view name() const override { return "full"; }
+  std::optional<KeepPlan> plan_before_append(const KvCache&, int64_t, const SequenceInfo&) override {
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<KvPolicy> make_full_policy(const PolicyParams&, const AttentionGeometry&) {
+  return std::make_unique<FullPolicy>();
+}
+
+}  // namespace triattn

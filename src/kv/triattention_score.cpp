@@ -1,0 +1,185 @@
+#include "kv/triattention_score.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "kv/triattention_score_kernels.h"
+#include "ops/cpu_features.h"
+
+namespace triattn {
+
+void offset_phase_mean(double omega, int64_t p, int max_offset_log2, double* re, double* im) {
+  double sr = 0, si = 0;
+  for (int e = 0; e <= max_offset_log2; ++e) {
+    const double a = omega * static_cast<double>(p + (int64_t{1} << e));
+    sr += std::cos(a);
+    si += std::sin(a);
+  }
+  *re = sr / (max_offset_log2 + 1);
+  *im = si / (max_offset_log2 + 1);
+}
+
+namespace {
+
+// Band-wise dot products of one key with one head's coefficients. Four partial sums let the
+// compiler keep independent accumulators (the score is a sum, order is free to choose).
+inline float score_one(const HeadCoeffs& h, const float* kre, const float* kim, const float* knorm) {
+  const int half = h.half;
+  const float* cr = h.c_re();
+  const float* ci = h.c_im();
+  const float* w = h.w();
+  float acc[4] = {0, 0, 0, 0};
+  int f = 0;
+  for (; f + 4 <= half; f += 4)
+    for (int u = 0; u < 4; ++u) acc[u] += cr[f + u] * kre[f + u] + ci[f + u] * kim[f + u] + w[f + u] * knorm[f + u];
+  for (; f < half; ++f) acc[0] += cr[f] * kre[f] + ci[f] * kim[f] + w[f] * knorm[f];
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+}  // namespace
+
+void score_keys(const HeadCoeffs* heads, int n_heads, const void* keys, DType type,
+                size_t row_bytes, std::span<const int32_t> rows, float* out) {
+  if (n_heads <= 0) return;
+  if (type != DType::F32 && type != DType::F16)
+    fail("triattention scoring: keys of type ", dtype_name(type), " are not supported (F32 or F16)");
+#if defined(__x86_64__)
+  const int half = heads[0].half;
+  if (half % 8 == 0 && half <= detail::kMaxHalf && ops::cpu_features().avx2_fma_f16c) {
+    detail::score_keys_avx2(heads, n_heads, keys, type == DType::F16, row_bytes, rows, out);
+    return;
+  }
+#endif
+  score_keys_scalar(heads, n_heads, keys, type, row_bytes, rows, out);
+}
+
+void score_keys_scalar(const HeadCoeffs* heads, int n_heads, const void* keys, DType type,
+                       size_t row_bytes, std::span<const int32_t> rows, float* out) {
+  if (n_heads <= 0) return;
+  const int half = heads[0].half;
+  if (type != DType::F32 && type != DType::F16)
+    fail("triattention scoring: keys of type ", dtype_name(type), " are not supported (F32 or F16)");
+  std::vector<float> buf(3 * static_cast<size_t>(half));
+  float* kre = buf.data();
+  float* kim = kre + half;
+  float* knorm = kim + half;
+  const auto* base = static_cast<const uint8_t*>(keys);
+  const size_t n = rows.size();
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* row = base + static_cast<size_t>(rows[i]) * row_bytes;
+    if (type == DType::F32) {
+      const float* k = reinterpret_cast<const float*>(row);
+      std::copy(k, k + 2 * half, kre);  // kre and kim are adjacent: one copy of the row
+    } else {
+      const uint16_t* k = reinterpret_cast<const uint16_t*>(row);
+      for (int f = 0; f < 2 * half; ++f) kre[f] = f16_to_f32(k[f]);
+    }
+    // |K_f| is shared by every query head of the group: compute it once per key.
+    for (int f = 0; f < half; ++f) knorm[f] = std::sqrt(kre[f] * kre[f] + kim[f] * kim[f]);
+    for (int j = 0; j < n_heads; ++j) out[j * n + i] = score_one(heads[j], kre, kim, knorm);
+  }
+}
+
+TriAttentionScorer::TriAttentionScorer(std::shared_ptr<const HeadStats> stats,
+                                       const AttentionGeometry& g, int max_offset_log2)
+    : stats_(std::move(stats)), max_offset_log2_(max_offset_log2) {
+  if (!stats_) fail("triattention: no calibration statistics");
+  const HeadStats& s = *stats_;
+  if (s.n_layers != g.n_layers || s.n_heads != g.n_heads || s.head_dim != g.head_dim)
+    fail("triattention: statistics are for ", s.n_layers, " layers x ", s.n_heads, " heads x head_dim ",
+         s.head_dim, " but the model has ", g.n_layers, " layers x ", g.n_heads, " heads x head_dim ",
+         g.head_dim);
+  if (g.n_kv_heads <= 0 || g.n_heads % g.n_kv_heads != 0)
+    fail("triattention: ", g.n_heads, " query heads do not split into ", g.n_kv_heads, " KV heads");
+  if (g.head_dim % 2 != 0) fail("triattention: head_dim ", g.head_dim, " is odd");
+  half_ = g.head_dim / 2;
+  if (static_cast<int>(g.rope_freqs.size()) != half_)
+    fail("triattention: geometry has ", g.rope_freqs.size(), " RoPE frequencies, expected ", half_);
+  const size_t need = static_cast<size_t>(g.n_layers) * g.n_heads * half_;
+  if (s.q_mean_real.size() != need || s.q_mean_imag.size() != need || s.q_abs_mean.size() != need)
+    fail("triattention: query statistics hold ", s.q_mean_real.size(), "/", s.q_mean_imag.size(), "/",
+         s.q_abs_mean.size(), " values, expected ", need);
+  if (max_offset_log2 < 0 || max_offset_log2 > 30)
+    fail("triattention: max offset 2^", max_offset_log2, " out of range [0, 30]");
+  n_layers_ = g.n_layers;
+  n_heads_ = g.n_heads;
+  group_ = g.n_heads / g.n_kv_heads;
+  omega_.assign(g.rope_freqs.begin(), g.rope_freqs.end());
+  fs2_ = static_cast<double>(g.attn_factor) * g.attn_factor;
+  coeffs_.resize(static_cast<size_t>(n_layers_) * n_heads_);
+  for (auto& c : coeffs_) {
+    c.half = half_;
+    c.data.assign(3 * static_cast<size_t>(half_), 0.0f);
+  }
+}
+
+void TriAttentionScorer::prepare(int64_t p) {
+  if (p == p_) return;
+  std::vector<double> mre(half_), mim(half_);
+  for (int f = 0; f < half_; ++f) offset_phase_mean(omega_[f], p, max_offset_log2_, &mre[f], &mim[f]);
+  const HeadStats& s = *stats_;
+  for (size_t hh = 0; hh < coeffs_.size(); ++hh) {
+    HeadCoeffs& c = coeffs_[hh];
+    const size_t o = hh * half_;
+    for (int f = 0; f < half_; ++f) {
+      const double qr = s.q_mean_real[o + f], qi = s.q_mean_imag[o + f];
+      c.data[f] = static_cast<float>(fs2_ * (qr * mre[f] - qi * mim[f]));
+      c.data[half_ + f] = static_cast<float>(fs2_ * (qr * mim[f] + qi * mre[f]));
+      c.data[2 * half_ + f] = static_cast<float>(fs2_ * (s.q_abs_mean[o + f] - std::hypot(qr, qi)));
+    }
+  }
+  p_ = p;
+}
+
+void TriAttentionScorer::score_stream(const KvCache& cache, int layer, int kv_head,
+                                      std::span<const int32_t> rows, float* out) const {
+  if (p_ < 0) fail("triattention: scorer used before prepare()");
+  const auto& sh = cache.shape();
+  if (sh.head_dim != 2 * half_ || sh.n_layers != n_layers_ || sh.n_kv_heads * group_ != n_heads_)
+    fail("triattention: KV cache shape (", sh.n_layers, " layers, ", sh.n_kv_heads, " KV heads, head_dim ",
+         sh.head_dim, ") does not match the statistics");
+  score_keys(&coeffs_[static_cast<size_t>(layer) * n_heads_ + kv_head * group_], group_,
+             cache.keys(layer, kv_head), sh.type, cache.row_bytes(), rows, out);
+}
+
+double score_position_form(const float* q_mean_re, const float* q_mean_im, const float* q_abs_mean,
+                           const float* k_pre, const float* omega, int half, double fs, int64_t p,
+                           int64_t p_k, int max_offset_log2) {
+  const double fs2 = fs * fs;
+  double trig = 0, norm = 0;
+  for (int f = 0; f < half; ++f) {
+    const double qr = q_mean_re[f], qi = q_mean_im[f];
+    const double kr = k_pre[f], ki = k_pre[f + half];
+    const double qa = std::hypot(qr, qi), ka = std::hypot(kr, ki);
+    const double phi = std::atan2(qi, qr) - std::atan2(ki, kr);
+    double acc = 0;
+    for (int e = 0; e <= max_offset_log2; ++e) {
+      const double delta = static_cast<double>(p - p_k + (int64_t{1} << e));
+      acc += std::cos(static_cast<double>(omega[f]) * delta + phi);
+    }
+    trig += fs2 * qa * ka * acc / (max_offset_log2 + 1);
+    norm += fs2 * (q_abs_mean[f] - qa) * ka;
+  }
+  return trig + norm;
+}
+
+void zscore_group_max(const float* scores, int n_heads, int64_t n, float* out) {
+  std::fill(out, out + n, -std::numeric_limits<float>::infinity());
+  if (n == 0) return;
+  for (int j = 0; j < n_heads; ++j) {
+    const float* s = scores + static_cast<size_t>(j) * n;
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += s[i];
+    const double mean = sum / static_cast<double>(n);
+    double var = 0;
+    for (int64_t i = 0; i < n; ++i) var += (s[i] - mean) * (s[i] - mean);
+    // Population std, clamped so a head whose scores are all equal gives z = 0, not NaN.
+    const double sd = std::max(std::sqrt(var / static_cast<double>(n)), 1e-6);
+    for (int64_t i = 0; i < n; ++i) out[i] = std::max(out[i], static_cast<float>((s[i] - mean) / sd));
+  }
+}
+
+}  // namespace triattn

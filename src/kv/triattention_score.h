@@ -1,0 +1,75 @@
+#pragma once
+// TriAttention key scoring (DESIGN §1 "Key score"). Per pruning event and query head h the
+// position-dependent part collapses to per-band coefficients
+//   c_h[f] = fs²·q_mean_h[f]·mean_{δ∈D} e^{iω_f(p+δ)},   w_h[f] = fs²·(q_abs_mean_h[f] − |q_mean_h[f]|)
+// and a cached (post-RoPE) key K scores  Σ_f Re(c_h[f]·conj(K_f)) + w_h[f]·|K_f|,
+// i.e. one complex dot product plus a weighted norm: no key positions, no trig per key.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/dtype.h"
+#include "kv/policy.h"
+
+namespace triattn {
+
+// Coefficients of one query head at one event, band-major: [c_re | c_im | w], each half = d/2.
+struct HeadCoeffs {
+  int half = 0;
+  std::vector<float> data;  // 3 * half
+  const float* c_re() const { return data.data(); }
+  const float* c_im() const { return data.data() + half; }
+  const float* w() const { return data.data() + 2 * half; }
+};
+
+// mean_{δ∈D} e^{iω(p+δ)} for D = {1, 2, 4, ..., 2^max_offset_log2}, in double (p can be large).
+void offset_phase_mean(double omega, int64_t p, int max_offset_log2, double* re, double* im);
+
+// Scores keys against the coefficients of `n_heads` query heads that share them (a GQA group).
+// keys: rows of head_dim = 2*half elements (F32 or F16, halves layout: band f is
+// (x[f], x[f+half])), row_bytes apart; rows: which rows to score. out[j * rows.size() + i] is
+// head j's score of key rows[i].
+// Runs the best implementation for this CPU (AVX2 when head_dim/2 is a multiple of 8).
+void score_keys(const HeadCoeffs* heads, int n_heads, const void* keys, DType type,
+                size_t row_bytes, std::span<const int32_t> rows, float* out);
+// The portable implementation (the SIMD kernels are tested against it).
+void score_keys_scalar(const HeadCoeffs* heads, int n_heads, const void* keys, DType type,
+                       size_t row_bytes, std::span<const int32_t> rows, float* out);
+
+// All heads of a model at one event.
+class TriAttentionScorer {
+ public:
+  TriAttentionScorer(std::shared_ptr<const HeadStats> stats, const AttentionGeometry& geometry,
+                     int max_offset_log2);
+  // Recomputes every head's coefficients for an event at p tokens processed.
+  void prepare(int64_t p);
+  int64_t prepared_p() const { return p_; }
+  const HeadCoeffs& coeffs(int layer, int q_head) const { return coeffs_[layer * n_heads_ + q_head]; }
+  // Raw scores S_h of `rows` of stream (layer, kv_head) for each query head of its group:
+  // out[j * rows.size() + i], j = 0..group-1 (query head kv_head*group + j).
+  void score_stream(const KvCache& cache, int layer, int kv_head, std::span<const int32_t> rows,
+                    float* out) const;
+  int group() const { return group_; }
+
+ private:
+  std::shared_ptr<const HeadStats> stats_;
+  std::vector<double> omega_;
+  double fs2_ = 1.0;
+  int max_offset_log2_ = 16;
+  int n_layers_ = 0, n_heads_ = 0, group_ = 1, half_ = 0;
+  int64_t p_ = -1;
+  std::vector<HeadCoeffs> coeffs_;
+};
+
+// Slow reference (tests only): the paper's position form from a PRE-RoPE key k (halves layout)
+// at position p_k:  mean_δ Σ_f fs²|q̄_f||k_f| cos(ω_f(p − p_k + δ) + arg q̄_f − arg k_f)
+//                 + Σ_f fs²(q_abs_mean_f − |q̄_f|)|k_f|, all in double.
+double score_position_form(const float* q_mean_re, const float* q_mean_im, const float* q_abs_mean,
+                           const float* k_pre, const float* omega, int half, double fs, int64_t p,
+                           int64_t p_k, int max_offset_log2);
+
+// z-score of each head's scores over the candidates (mean, population std clamped at 1e-6),
+// then the max over the heads: out[i] = max_j z_j[i]. scores as laid out by score_keys.
+void zscore_group_max(const float* scores, int n_heads, int64_t n, float* out);
+
+}  // namespace triattn

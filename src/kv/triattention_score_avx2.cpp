@@ -1,0 +1,62 @@
+// AVX2/FMA/F16C twin of score_keys_scalar (triattention_score.cpp): 8 bands per step, F16 keys
+// converted with F16C. Called only after the run-time CPU check, for half % 8 == 0.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "kv/triattention_score_kernels.h"
+
+namespace triattn::detail {
+
+namespace {
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+}  // namespace
+
+void score_keys_avx2(const HeadCoeffs* heads, int n_heads, const void* keys, bool f16, size_t row_bytes,
+                     std::span<const int32_t> rows, float* out) {
+  const int half = heads[0].half;
+  alignas(32) float buf[3 * kMaxHalf];
+  float* kre = buf;
+  float* kim = buf + kMaxHalf;
+  float* knorm = buf + 2 * kMaxHalf;
+  const auto* base = static_cast<const uint8_t*>(keys);
+  const size_t n = rows.size();
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* row = base + static_cast<size_t>(rows[i]) * row_bytes;
+    for (int f = 0; f < half; f += 8) {
+      __m256 re, im;
+      if (f16) {
+        const auto* k = reinterpret_cast<const uint16_t*>(row);
+        re = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + f)));
+        im = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + half + f)));
+      } else {
+        const auto* k = reinterpret_cast<const float*>(row);
+        re = _mm256_loadu_ps(k + f);
+        im = _mm256_loadu_ps(k + half + f);
+      }
+      _mm256_store_ps(kre + f, re);
+      _mm256_store_ps(kim + f, im);
+      _mm256_store_ps(knorm + f, _mm256_sqrt_ps(_mm256_fmadd_ps(re, re, _mm256_mul_ps(im, im))));
+    }
+    for (int j = 0; j < n_heads; ++j) {
+      const float* cr = heads[j].c_re();
+      const float* ci = heads[j].c_im();
+      const float* w = heads[j].w();
+      __m256 acc = _mm256_setzero_ps();
+      for (int f = 0; f < half; f += 8) {
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(cr + f), _mm256_load_ps(kre + f), acc);
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(ci + f), _mm256_load_ps(kim + f), acc);
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(w + f), _mm256_load_ps(knorm + f), acc);
+      }
+      out[j * n + i] = hsum(acc);
+    }
+  }
+}
+
+}  // namespace triattn::detail
+
+#endif  // __x86_64__

@@ -1,0 +1,114 @@
+#include "model/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace triattn {
+
+namespace {
+
+// HF transformers' YaRN: blend interpolated and extrapolated frequencies with a linear ramp
+// over the bands whose wavelength falls between beta_fast and beta_slow rotations.
+void apply_yarn(std::vector<double>& freq, const ModelConfig& c) {
+  const RopeScaling& s = c.rope_scaling;
+  const double d = c.head_dim, base = c.rope_theta;
+  const double max_pos = s.original_context > 0 ? s.original_context : c.context_length;
+  auto correction_dim = [&](double rotations) {
+    return d * std::log(max_pos / (rotations * 2 * std::numbers::pi)) / (2 * std::log(base));
+  };
+  double low = std::max(0.0, std::floor(correction_dim(s.beta_fast)));
+  double high = std::min(d - 1, std::ceil(correction_dim(s.beta_slow)));
+  if (low == high) high += 0.001;
+  for (size_t f = 0; f < freq.size(); ++f) {
+    const double ramp = std::clamp((static_cast<double>(f) - low) / (high - low), 0.0, 1.0);
+    const double extrapolation_weight = 1.0 - ramp;
+    const double interp = freq[f] / s.factor;
+    freq[f] = interp * (1 - extrapolation_weight) + freq[f] * extrapolation_weight;
+  }
+}
+
+// HF transformers' llama3 scaling: long wavelengths divided by factor, short ones kept,
+// a smooth blend between.
+void apply_llama3(std::vector<double>& freq, const RopeScaling& s) {
+  const double old_ctx = static_cast<double>(s.original_context);
+  const double low_wavelen = old_ctx / s.low_freq_factor;
+  const double high_wavelen = old_ctx / s.high_freq_factor;
+  for (double& w : freq) {
+    const double wavelen = 2 * std::numbers::pi / w;
+    if (wavelen < high_wavelen) continue;
+    if (wavelen > low_wavelen) {
+      w /= s.factor;
+    } else {
+      const double smooth = (old_ctx / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+      w = (1 - smooth) * w / s.factor + smooth * w;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<float> ModelConfig::rope_freqs() const {
+  const int n = head_dim / 2;
+  std::vector<double> freq(static_cast<size_t>(n));
+  for (int f = 0; f < n; ++f) freq[f] = std::pow(static_cast<double>(rope_theta), -2.0 * f / head_dim);
+  switch (rope_scaling.type) {
+    case RopeScalingType::None: break;
+    case RopeScalingType::Linear:
+      for (double& w : freq) w /= rope_scaling.factor;
+      break;
+    case RopeScalingType::Llama3: apply_llama3(freq, rope_scaling); break;
+    case RopeScalingType::Yarn: apply_yarn(freq, *this); break;
+  }
+  if (!rope_freq_factors.empty())
+    for (int f = 0; f < n; ++f) freq[f] /= rope_freq_factors[f];
+  return std::vector<float>(freq.begin(), freq.end());
+}
+
+float ModelConfig::rope_attn_factor() const {
+  if (rope_scaling.type != RopeScalingType::Yarn) return 1.0f;
+  if (rope_scaling.attn_factor > 0) return rope_scaling.attn_factor;
+  if (rope_scaling.factor <= 1) return 1.0f;
+  return static_cast<float>(0.1 * std::log(rope_scaling.factor) + 1.0);
+}
+
+void ModelConfig::validate() const {
+  auto positive = [&](const char* field, int64_t v) {
+    if (v <= 0) fail("model config: ", field, " must be positive, got ", v);
+  };
+  positive("n_layers", n_layers);
+  positive("n_embd", n_embd);
+  positive("n_ff", n_ff);
+  positive("n_heads", n_heads);
+  positive("n_kv_heads", n_kv_heads);
+  positive("head_dim", head_dim);
+  positive("vocab_size", vocab_size);
+  if (n_heads % n_kv_heads != 0)
+    fail("model config: n_heads (", n_heads, ") is not a multiple of n_kv_heads (", n_kv_heads, ")");
+  if (head_dim % 2 != 0) fail("model config: head_dim must be even for RoPE, got ", head_dim);
+  if (!(rope_theta > 0)) fail("model config: rope theta must be positive, got ", rope_theta);
+  if (!(rms_eps > 0)) fail("model config: rms_norm_eps must be positive, got ", rms_eps);
+  if (rope_scaling.type != RopeScalingType::None && !(rope_scaling.factor > 0))
+    fail("model config: rope scaling factor must be positive, got ", rope_scaling.factor);
+  if (rope_scaling.type == RopeScalingType::Llama3 &&
+      (rope_scaling.original_context <= 0 || rope_scaling.high_freq_factor <= rope_scaling.low_freq_factor))
+    fail("model config: llama3 rope scaling needs original_max_position_embeddings > 0 and high_freq_factor > low_freq_factor");
+  if (!rope_freq_factors.empty() && static_cast<int>(rope_freq_factors.size()) != head_dim / 2)
+    fail("model config: rope_freqs has ", rope_freq_factors.size(), " entries, expected head_dim/2 = ", head_dim / 2);
+}
+
+std::string ModelConfig::describe() const {
+  std::ostringstream os;
+  os << arch << " '" << name << "': " << n_layers << " layers, n_embd " << n_embd << ", heads " << n_heads << "/"
+     << n_kv_heads << " (head_dim " << head_dim << "), ffn " << n_ff << ", vocab " << vocab_size << ", ctx "
+     << context_length << ", rope theta " << rope_theta;
+  if (qkv_bias) os << ", qkv bias";
+  if (qk_norm) os << ", qk norm";
+  if (tied_embeddings) os << ", tied embeddings";
+  return os.str();
+}
+
+}  // namespace triattn

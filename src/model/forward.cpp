@@ -1,0 +1,211 @@
+#include "model/forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "model/attention.h"
+#include "ops/ops.h"
+
+namespace triattn {
+
+namespace {
+
+// RoPE in halves layout: band f rotates (x[f], x[f + d/2]) by angle pos·ω_f.
+void rope_inplace(float* x, int n_heads, int head_dim, const float* cos, const float* sin) {
+  const int half = head_dim / 2;
+  for (int h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int f = 0; f < half; ++f) {
+      const float a = v[f], b = v[f + half];
+      v[f] = a * cos[f] - b * sin[f];
+      v[f + half] = a * sin[f] + b * cos[f];
+    }
+  }
+}
+
+void add_bias(float* y, const TensorView& b, int64_t n_tokens, int64_t n) {
+  if (b.empty()) return;
+  const auto* bias = static_cast<const float*>(b.data);
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int64_t i = 0; i < n; ++i) y[t * n + i] += bias[i];
+}
+
+void head_norm(float* x, const TensorView& w, int64_t n_vectors, int head_dim, float eps) {
+  if (w.empty()) return;
+  for (int64_t i = 0; i < n_vectors; ++i)
+    ops::rmsnorm(x + i * head_dim, static_cast<const float*>(w.data), x + i * head_dim, head_dim, eps);
+}
+
+}  // namespace
+
+Forward::Forward(const Model& model, ThreadPool* pool) : model_(model), pool_(pool) {}
+
+void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<float>>& logits,
+                  ForwardObserver* observer) {
+  const ModelConfig& c = model_.config();
+  const ModelWeights& w = model_.weights();
+  const int64_t E = c.n_embd, F = c.n_ff, V = c.vocab_size, d = c.head_dim;
+  const int64_t Q = c.n_heads * d, K = c.n_kv_heads * d;
+  const int group = c.n_heads / c.n_kv_heads;
+  const int half = static_cast<int>(d / 2);
+
+  // Flatten the batch: token t belongs to item owner[t] at absolute position pos[t].
+  int64_t T = 0;
+  for (const ForwardItem& it : items) {
+    if (!it.cache) fail("forward: item without a KV cache");
+    const KvCacheShape& s = it.cache->shape();
+    if (s.n_layers != c.n_layers || s.n_kv_heads != c.n_kv_heads || s.head_dim != d)
+      fail("forward: KV cache shape does not match the model");
+    T += static_cast<int64_t>(it.tokens.size());
+  }
+  logits.assign(items.size(), {});
+  if (T == 0) return;
+  std::vector<int32_t> tok(T), pos(T), owner(T);
+  {
+    int64_t t = 0;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const int64_t p0 = items[i].cache->n_processed();
+      for (size_t j = 0; j < items[i].tokens.size(); ++j, ++t) {
+        tok[t] = items[i].tokens[j];
+        if (tok[t] < 0 || tok[t] >= V) fail("forward: token id ", tok[t], " outside the vocabulary (", V, ")");
+        pos[t] = static_cast<int32_t>(p0 + static_cast<int64_t>(j));
+        owner[t] = static_cast<int32_t>(i);
+      }
+    }
+  }
+
+  x_.resize(T * E);
+  xn_.resize(T * std::max(E, Q));
+  q_.resize(T * Q);
+  k_.resize(T * K);
+  v_.resize(T * K);
+  att_.resize(T * Q);
+  gate_.resize(T * F);
+  up_.resize(T * F);
+  tmp_.resize(T * E);
+  cos_.resize(T * half);
+  sin_.resize(T * half);
+  const int n_threads = pool_ ? pool_->size() : 1;
+  scores_.resize(n_threads);
+
+  const std::vector<float> freqs = c.rope_freqs();
+  for (int64_t t = 0; t < T; ++t)
+    for (int f = 0; f < half; ++f) {
+      const double angle = static_cast<double>(pos[t]) * freqs[f];
+      cos_[t * half + f] = static_cast<float>(std::cos(angle));
+      sin_[t * half + f] = static_cast<float>(std::sin(angle));
+    }
+  for (int64_t t = 0; t < T; ++t) ops::dequantize_row(w.tok_embd.type, w.tok_embd.row(tok[t]), &x_[t * E], E);
+
+  const float mscale = c.rope_attn_factor();
+  const float scale = mscale * mscale / std::sqrt(static_cast<float>(d));
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& L = w.layers[l];
+    for (int64_t t = 0; t < T; ++t)
+      ops::rmsnorm(&x_[t * E], static_cast<const float*>(L.attn_norm.data), &xn_[t * E], E, c.rms_eps);
+    ops::matmul(L.wq, xn_.data(), T, q_.data(), pool_);
+    ops::matmul(L.wk, xn_.data(), T, k_.data(), pool_);
+    ops::matmul(L.wv, xn_.data(), T, v_.data(), pool_);
+    add_bias(q_.data(), L.bq, T, Q);
+    add_bias(k_.data(), L.bk, T, K);
+    add_bias(v_.data(), L.bv, T, K);
+    head_norm(q_.data(), L.q_norm, T * c.n_heads, static_cast<int>(d), c.rms_eps);
+    head_norm(k_.data(), L.k_norm, T * c.n_kv_heads, static_cast<int>(d), c.rms_eps);
+
+    if (observer) {
+      int64_t t0 = 0;
+      for (const ForwardItem& it : items) {
+        const int64_t n = static_cast<int64_t>(it.tokens.size());
+        if (n) observer->on_pre_rope(l, pos[t0], n, &q_[t0 * Q], &k_[t0 * K]);
+        t0 += n;
+      }
+    }
+    for (int64_t t = 0; t < T; ++t) {
+      rope_inplace(&q_[t * Q], c.n_heads, static_cast<int>(d), &cos_[t * half], &sin_[t * half]);
+      rope_inplace(&k_[t * K], c.n_kv_heads, static_cast<int>(d), &cos_[t * half], &sin_[t * half]);
+      items[owner[t]].cache->append(l, pos[t], &k_[t * K], &v_[t * K]);
+    }
+
+    // Attention: every (token, query head) pair is independent.
+    auto attend = [&](int64_t t, int h, float* scores) {
+      const KvCache& cache = *items[owner[t]].cache;
+      const int kvh = h / group;
+      AttentionStream s{cache.shape().type, cache.keys(l, kvh), cache.values(l, kvh), cache.positions(l, kvh),
+                        cache.size(l, kvh), static_cast<int>(d)};
+      attend_one_head(&q_[t * Q + h * d], s, pos[t], scale, scores, &att_[t * Q + h * d]);
+      return s.n;
+    };
+    auto scratch = [&](int thread, int64_t n) {
+      std::vector<float>& s = scores_[thread];
+      if (static_cast<int64_t>(s.size()) < n) s.resize(static_cast<size_t>(n));
+      return s.data();
+    };
+    std::vector<int64_t> parallel_pairs;
+    parallel_pairs.reserve(static_cast<size_t>(T * c.n_heads));
+    for (int64_t t = 0; t < T; ++t) {
+      KvPolicy* pol = items[owner[t]].observing_policy;
+      const unsigned needs = pol ? pol->needs() : kNeedNothing;
+      if (needs == kNeedNothing) {
+        for (int h = 0; h < c.n_heads; ++h) parallel_pairs.push_back(t * c.n_heads + h);
+        continue;
+      }
+      for (int h = 0; h < c.n_heads; ++h) {  // observed: serial, in order
+        const KvCache& cache = *items[owner[t]].cache;
+        float* scores = scratch(0, cache.size(l, h / group));
+        const int64_t n = attend(t, h, scores);
+        if (needs & kNeedQueries) pol->observe_query(l, h, &q_[t * Q + h * d]);
+        if (needs & kNeedAttention) pol->observe_attention(l, h, scores, n);
+      }
+    }
+    parallel_for(
+        pool_, static_cast<int64_t>(parallel_pairs.size()),
+        [&](int64_t b, int64_t e, int thread) {
+          for (int64_t i = b; i < e; ++i) {
+            const int64_t t = parallel_pairs[i] / c.n_heads;
+            const int h = static_cast<int>(parallel_pairs[i] % c.n_heads);
+            const KvCache& cache = *items[owner[t]].cache;
+            attend(t, h, scratch(thread, cache.size(l, h / group)));
+          }
+        },
+        1);
+
+    ops::matmul(L.wo, att_.data(), T, tmp_.data(), pool_);
+    for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
+
+    for (int64_t t = 0; t < T; ++t)
+      ops::rmsnorm(&x_[t * E], static_cast<const float*>(L.ffn_norm.data), &xn_[t * E], E, c.rms_eps);
+    ops::matmul(L.w_gate, xn_.data(), T, gate_.data(), pool_);
+    ops::matmul(L.w_up, xn_.data(), T, up_.data(), pool_);
+    ops::swiglu(gate_.data(), up_.data(), gate_.data(), T * F);
+    ops::matmul(L.w_down, gate_.data(), T, tmp_.data(), pool_);
+    for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
+  }
+
+  // Logits only for the rows asked for, batched through the output matrix.
+  std::vector<int64_t> rows;
+  for (int64_t t = 0, i = 0; i < static_cast<int64_t>(items.size()); ++i) {
+    const int64_t n = static_cast<int64_t>(items[i].tokens.size());
+    if (items[i].logits == ForwardItem::Logits::All)
+      for (int64_t j = 0; j < n; ++j) rows.push_back(t + j);
+    else if (items[i].logits == ForwardItem::Logits::Last && n > 0)
+      rows.push_back(t + n - 1);
+    t += n;
+  }
+  if (!rows.empty()) {
+    const int64_t R = static_cast<int64_t>(rows.size());
+    std::vector<float> normed(R * E), out(R * V);
+    for (int64_t r = 0; r < R; ++r)
+      ops::rmsnorm(&x_[rows[r] * E], static_cast<const float*>(w.output_norm.data), &normed[r * E], E, c.rms_eps);
+    ops::matmul(w.output, normed.data(), R, out.data(), pool_);
+    for (int64_t r = 0; r < R; ++r) {
+      std::vector<float>& dst = logits[owner[rows[r]]];
+      dst.insert(dst.end(), out.begin() + r * V, out.begin() + (r + 1) * V);
+    }
+  }
+  for (const ForwardItem& it : items) it.cache->advance(static_cast<int64_t>(it.tokens.size()));
+}
+
+}  // namespace triattn

@@ -1,0 +1,42 @@
+#pragma once
+// The one generic decoder forward pass (llama / qwen2 / qwen3 as data in ModelConfig).
+// A call takes a batch of items from independent sequences, each with its own KV cache;
+// item tokens continue that cache at positions cache.n_processed() + i. Work for all items
+// is batched through the weight matrices (prefill is matrix-matrix).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "kv/policy.h"
+#include "model/model.h"
+#include "model/observer.h"
+
+namespace triattn {
+
+struct ForwardItem {
+  KvCache* cache = nullptr;
+  std::span<const int32_t> tokens;
+  enum class Logits { None, Last, All } logits = Logits::Last;
+  // When set and it needs() queries or attention weights, the forward pass reports them
+  // (this item's attention then runs on the calling thread, in token order).
+  KvPolicy* observing_policy = nullptr;
+};
+
+class Forward {
+ public:
+  Forward(const Model& model, ThreadPool* pool);
+  // logits[i] gets item i's logits: vocab floats (Last), n_tokens*vocab (All) or empty.
+  void run(std::span<const ForwardItem> items, std::vector<std::vector<float>>& logits,
+           ForwardObserver* observer = nullptr);
+
+ private:
+  const Model& model_;
+  ThreadPool* pool_;
+  // Scratch reused between calls (sized for the largest batch seen).
+  std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, cos_, sin_;
+  std::vector<std::vector<float>> scores_;  // per thread, attention weights scratch
+};
+
+}  // namespace triattn

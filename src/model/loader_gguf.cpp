@@ -1,0 +1,134 @@
+// GGUF models (llama.cpp naming). llama-arch files store q/k rows permuted for interleaved
+// RoPE; they are reordered to halves here. qwen2/qwen3 files keep HF's halves order.
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+#include "formats/gguf.h"
+#include "model/loaders.h"
+#include "model/weight_prep.h"
+#include "tokenizer/tokenizer.h"
+
+namespace triattn {
+
+namespace {
+
+struct ArchTraits {
+  const char* name;
+  bool interleaved_rope;  // GGUF rows permuted by the converter
+  bool qkv_bias;
+  bool qk_norm;
+};
+constexpr ArchTraits kArchs[] = {
+    {"llama", true, false, false},
+    {"qwen2", false, true, false},
+    {"qwen3", false, false, true},
+};
+
+RopeScalingType scaling_from_name(const std::string& path, const std::string& s) {
+  if (s == "none" || s.empty()) return RopeScalingType::None;
+  if (s == "linear") return RopeScalingType::Linear;
+  if (s == "yarn") return RopeScalingType::Yarn;
+  if (s == "llama3") return RopeScalingType::Llama3;
+  fail(path, ": rope scaling type '", s, "' is not supported (none, linear, yarn, llama3)");
+}
+
+}  // namespace
+
+void load_gguf_model(Model& m, const std::string& path) {
+  auto gguf = GgufFile::open(path);
+  m.keep_alive_.push_back(gguf);
+  const std::string arch = gguf->get_string("general.architecture");
+  const ArchTraits* traits = nullptr;
+  for (const ArchTraits& a : kArchs)
+    if (arch == a.name) traits = &a;
+  if (!traits) fail(path, ": architecture '", arch, "' is not supported (supported: llama, qwen2, qwen3)");
+
+  ModelConfig& c = m.config_;
+  const std::string k = arch + ".";
+  c.arch = arch;
+  c.name = gguf->get_string_opt("general.name").value_or(std::filesystem::path(path).stem().string());
+  c.n_layers = static_cast<int>(gguf->get_int(k + "block_count"));
+  c.n_embd = static_cast<int>(gguf->get_int(k + "embedding_length"));
+  c.n_ff = static_cast<int>(gguf->get_int(k + "feed_forward_length"));
+  c.n_heads = static_cast<int>(gguf->get_int(k + "attention.head_count"));
+  c.n_kv_heads = static_cast<int>(gguf->get_int_opt(k + "attention.head_count_kv").value_or(c.n_heads));
+  c.head_dim = c.n_heads > 0 ? c.n_embd / c.n_heads : 0;
+  c.head_dim = static_cast<int>(gguf->get_int_opt(k + "attention.key_length").value_or(c.head_dim));
+  c.context_length = gguf->get_int_opt(k + "context_length").value_or(2048);
+  c.rms_eps = static_cast<float>(gguf->get_float_opt(k + "attention.layer_norm_rms_epsilon").value_or(1e-5));
+  c.rope_theta = static_cast<float>(gguf->get_float_opt(k + "rope.freq_base").value_or(10000.0));
+  if (auto dims = gguf->get_int_opt(k + "rope.dimension_count"); dims && *dims != c.head_dim)
+    fail(path, ": partial RoPE (rope.dimension_count ", *dims, " < head_dim ", c.head_dim, ") is not supported");
+  RopeScaling& rs = c.rope_scaling;
+  rs.type = scaling_from_name(path, gguf->get_string_opt(k + "rope.scaling.type").value_or("none"));
+  rs.factor = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.factor").value_or(1.0));
+  rs.original_context = gguf->get_int_opt(k + "rope.scaling.original_context_length").value_or(0);
+  rs.low_freq_factor = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.low_freq_factor").value_or(1.0));
+  rs.high_freq_factor = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.high_freq_factor").value_or(4.0));
+  rs.beta_fast = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.yarn_beta_fast").value_or(32.0));
+  rs.beta_slow = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.yarn_beta_slow").value_or(1.0));
+  rs.attn_factor = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.attn_factor").value_or(0.0));
+  c.qkv_bias = traits->qkv_bias;
+  c.qk_norm = traits->qk_norm;
+
+  auto tensor = [&](const std::string& name) -> TensorView {
+    const GgufTensorInfo* t = gguf->find_tensor(name);
+    return t ? t->view() : TensorView{};
+  };
+  auto required = [&](const std::string& name) -> TensorView {
+    TensorView t = tensor(name);
+    if (t.empty()) fail(path, ": tensor '", name, "' is missing");
+    return t;
+  };
+
+  ModelWeights& w = m.weights_;
+  w.tok_embd = required("token_embd.weight");
+  if (w.tok_embd.shape.size() != 2) fail(path, ": token_embd.weight must be 2-D");
+  c.vocab_size = static_cast<int>(w.tok_embd.shape[0]);
+  w.output_norm = prep_f32(m, required("output_norm.weight"));
+  w.output = tensor("output.weight");
+  c.tied_embeddings = w.output.empty();
+  if (c.tied_embeddings) w.output = w.tok_embd;
+  if (TensorView f = tensor("rope_freqs.weight"); !f.empty()) {
+    TensorView f32 = prep_f32(m, f);
+    const auto* p = static_cast<const float*>(f32.data);
+    c.rope_freq_factors.assign(p, p + f32.numel());
+  }
+  c.validate();
+
+  w.layers.resize(static_cast<size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    LayerWeights& L = w.layers[l];
+    L.attn_norm = prep_f32(m, required(b + "attn_norm.weight"));
+    L.wq = required(b + "attn_q.weight");
+    L.wk = required(b + "attn_k.weight");
+    L.wv = required(b + "attn_v.weight");
+    L.wo = required(b + "attn_output.weight");
+    L.ffn_norm = prep_f32(m, required(b + "ffn_norm.weight"));
+    L.w_gate = required(b + "ffn_gate.weight");
+    L.w_up = required(b + "ffn_up.weight");
+    L.w_down = required(b + "ffn_down.weight");
+    if (c.qkv_bias) {
+      L.bq = prep_f32(m, required(b + "attn_q.bias"));
+      L.bk = prep_f32(m, required(b + "attn_k.bias"));
+      L.bv = prep_f32(m, required(b + "attn_v.bias"));
+    }
+    if (c.qk_norm) {
+      L.q_norm = prep_f32(m, required(b + "attn_q_norm.weight"));
+      L.k_norm = prep_f32(m, required(b + "attn_k_norm.weight"));
+    }
+    if (traits->interleaved_rope) {
+      check_shape(L.wq, {static_cast<int64_t>(c.n_heads) * c.head_dim, c.n_embd}, b + "attn_q.weight", path);
+      check_shape(L.wk, {static_cast<int64_t>(c.n_kv_heads) * c.head_dim, c.n_embd}, b + "attn_k.weight", path);
+      L.wq = prep_unpermute_rows(m, L.wq, c.n_heads, c.head_dim);
+      L.wk = prep_unpermute_rows(m, L.wk, c.n_kv_heads, c.head_dim);
+      L.bq = prep_unpermute_rows(m, L.bq, c.n_heads, c.head_dim);
+      L.bk = prep_unpermute_rows(m, L.bk, c.n_kv_heads, c.head_dim);
+    }
+  }
+  m.tokenizer_ = load_tokenizer_gguf(*gguf);
+}
+
+}  // namespace triattn

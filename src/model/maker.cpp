@@ -1,0 +1,419 @@
+// Random-weight model maker (see maker.h). The model is defined in HF layout by
+// hf_value(seed, name, row, col); each format's writer only maps names, layouts and types.
+#include "model/maker.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "core/error.h"
+#include "formats/gguf.h"
+#include "formats/safetensors.h"
+#include "ops/ops.h"
+
+namespace triattn {
+
+namespace {
+
+// ---- presets -------------------------------------------------------------------------
+
+ModelConfig base(std::string arch, std::string name, int layers, int embd, int heads, int kv_heads,
+                 int head_dim, int ff, int vocab, int64_t ctx, float theta, float eps) {
+  ModelConfig c;
+  c.arch = std::move(arch);
+  c.name = std::move(name);
+  c.n_layers = layers;
+  c.n_embd = embd;
+  c.n_heads = heads;
+  c.n_kv_heads = kv_heads;
+  c.head_dim = head_dim;
+  c.n_ff = ff;
+  c.vocab_size = vocab;
+  c.context_length = ctx;
+  c.rope_theta = theta;
+  c.rms_eps = eps;
+  return c;
+}
+
+// ---- deterministic weights -------------------------------------------------------------
+
+uint64_t mix64(uint64_t z) {  // splitmix64 finaliser
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t fnv1a(const std::string& s) {  // stable across platforms, unlike std::hash
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+enum class Kind { Matrix, Norm, Bias };
+
+struct TensorSpec {
+  std::string hf, gguf;
+  std::vector<int64_t> shape;  // HF [out, in] (1-D for norms and biases)
+  Kind kind;
+  int rope_head_dim = 0;  // > 0: q/k rows (or a per-head norm) to permute in llama GGUFs
+};
+
+// Row `row` of HF tensor `name`: normal-ish noise of std 0.02 for matrices and biases (sum of
+// four uniforms), and norms 1 + k/128 with |k| <= 16, exactly representable in f16 and bf16
+// so every format stores the same values.
+void hf_row(uint64_t seed, const TensorSpec& t, int64_t row, float* dst) {
+  const int64_t cols = t.shape.back();
+  uint64_t s = mix64(seed ^ mix64(fnv1a(t.hf) + static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ull));
+  for (int64_t c = 0; c < cols; ++c) {
+    s += 0x9e3779b97f4a7c15ull;
+    const uint64_t r = mix64(s);
+    if (t.kind == Kind::Norm) {
+      dst[c] = 1.0f + static_cast<float>(static_cast<int>(r % 33) - 16) / 128.0f;
+      continue;
+    }
+    const float sum = static_cast<float>((r & 0xffff) + ((r >> 16) & 0xffff) + ((r >> 32) & 0xffff) + (r >> 48));
+    // Irwin-Hall(4) over [0, 65535]: mean 2*65535, std 65535/sqrt(3).
+    dst[c] = (sum / 65535.0f - 2.0f) * 1.7320508f * 0.02f;
+  }
+}
+
+// llama.cpp's converter reorders q/k rows within each head from HF's halves layout to
+// interleaved pairs: new row 2i = old row i, new row 2i+1 = old row i + d/2.
+int64_t hf_row_for_gguf_row(int64_t r, int d) {
+  const int64_t head = r / d, j = r % d;
+  return head * d + (j % 2 == 0 ? j / 2 : j / 2 + d / 2);
+}
+
+std::vector<TensorSpec> model_tensors(const ModelConfig& c) {
+  const int64_t E = c.n_embd, F = c.n_ff, V = c.vocab_size, d = c.head_dim;
+  const int64_t Q = c.n_heads * d, KV = c.n_kv_heads * d;
+  const int hd = c.arch == "llama" ? c.head_dim : 0;  // qwen2/qwen3 GGUFs keep the HF order
+  std::vector<TensorSpec> t;
+  t.push_back({"model.embed_tokens.weight", "token_embd.weight", {V, E}, Kind::Matrix});
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string h = "model.layers." + std::to_string(l) + ".", g = "blk." + std::to_string(l) + ".";
+    t.push_back({h + "input_layernorm.weight", g + "attn_norm.weight", {E}, Kind::Norm});
+    t.push_back({h + "self_attn.q_proj.weight", g + "attn_q.weight", {Q, E}, Kind::Matrix, hd});
+    t.push_back({h + "self_attn.k_proj.weight", g + "attn_k.weight", {KV, E}, Kind::Matrix, hd});
+    t.push_back({h + "self_attn.v_proj.weight", g + "attn_v.weight", {KV, E}, Kind::Matrix});
+    if (c.qkv_bias) {
+      t.push_back({h + "self_attn.q_proj.bias", g + "attn_q.bias", {Q}, Kind::Bias, hd});
+      t.push_back({h + "self_attn.k_proj.bias", g + "attn_k.bias", {KV}, Kind::Bias, hd});
+      t.push_back({h + "self_attn.v_proj.bias", g + "attn_v.bias", {KV}, Kind::Bias});
+    }
+    if (c.qk_norm) {
+      t.push_back({h + "self_attn.q_norm.weight", g + "attn_q_norm.weight", {d}, Kind::Norm, hd});
+      t.push_back({h + "self_attn.k_norm.weight", g + "attn_k_norm.weight", {d}, Kind::Norm, hd});
+    }
+    t.push_back({h + "self_attn.o_proj.weight", g + "attn_output.weight", {E, Q}, Kind::Matrix});
+    t.push_back({h + "post_attention_layernorm.weight", g + "ffn_norm.weight", {E}, Kind::Norm});
+    t.push_back({h + "mlp.gate_proj.weight", g + "ffn_gate.weight", {F, E}, Kind::Matrix});
+    t.push_back({h + "mlp.up_proj.weight", g + "ffn_up.weight", {F, E}, Kind::Matrix});
+    t.push_back({h + "mlp.down_proj.weight", g + "ffn_down.weight", {E, F}, Kind::Matrix});
+  }
+  t.push_back({"model.norm.weight", "output_norm.weight", {E}, Kind::Norm});
+  if (!c.tied_embeddings) t.push_back({"lm_head.weight", "output.weight", {V, E}, Kind::Matrix});
+  return t;
+}
+
+// 1-D vectors are one row; the permutation then acts on element positions within the row.
+void hf_vector_permuted(uint64_t seed, const TensorSpec& t, float* dst) {
+  std::vector<float> v(static_cast<size_t>(t.shape[0]));
+  hf_row(seed, t, 0, v.data());
+  for (int64_t i = 0; i < t.shape[0]; ++i) dst[i] = v[static_cast<size_t>(hf_row_for_gguf_row(i, t.rope_head_dim))];
+}
+
+// ---- synthetic vocabulary ----------------------------------------------------------------
+
+constexpr int kFirstFiller = 3 + 256;
+
+std::vector<std::string> vocab_pieces(int n) {
+  if (n < kFirstFiller) fail("model maker: vocab_size ", n, " is below the ", kFirstFiller, " special and byte tokens");
+  std::vector<std::string> p = {"<unk>", "<s>", "</s>"};
+  static const char* hex = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) p.push_back(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">");
+  for (int i = kFirstFiller; i < n; ++i) p.push_back("\xe2\x96\x81t" + std::to_string(i));  // "▁t259"
+  return p;
+}
+
+// float -> the double with the shortest decimal that reads back as the same float
+// (so config.json says 1e-06, not 9.999999974752427e-07).
+double clean(float f) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, f);
+  return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
+}
+
+const char* rope_scaling_name(RopeScalingType t) {
+  switch (t) {
+    case RopeScalingType::Linear: return "linear";
+    case RopeScalingType::Llama3: return "llama3";
+    case RopeScalingType::Yarn: return "yarn";
+    default: return "none";
+  }
+}
+
+DType gguf_matrix_type(DType want, int64_t cols) {
+  if (cols % block_size(want) == 0) return want;
+  return cols % block_size(DType::Q8_0) == 0 ? DType::Q8_0 : DType::F16;
+}
+
+void write_text(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) fail(p.string(), ": write failed");
+}
+
+}  // namespace
+
+ModelConfig model_preset(const std::string& name) {
+  ModelConfig c;
+  if (name == "qwen3-0.6b") {
+    c = base("qwen3", name, 28, 1024, 16, 8, 128, 3072, 151936, 40960, 1e6f, 1e-6f);
+    c.qk_norm = true;
+    c.tied_embeddings = true;
+  } else if (name == "qwen3-8b") {
+    c = base("qwen3", name, 36, 4096, 32, 8, 128, 12288, 151936, 40960, 1e6f, 1e-6f);
+    c.qk_norm = true;
+  } else if (name == "llama-3.2-1b") {
+    c = base("llama", name, 16, 2048, 32, 8, 64, 8192, 128256, 131072, 500000.0f, 1e-5f);
+    c.tied_embeddings = true;
+    c.rope_scaling.type = RopeScalingType::Llama3;
+    c.rope_scaling.factor = 32.0f;
+    c.rope_scaling.low_freq_factor = 1.0f;
+    c.rope_scaling.high_freq_factor = 4.0f;
+    c.rope_scaling.original_context = 8192;
+  } else if (name == "deepseek-r1-distill-qwen-7b") {
+    c = base("qwen2", name, 28, 3584, 28, 4, 128, 18944, 152064, 131072, 10000.0f, 1e-6f);
+    c.qkv_bias = true;
+  } else if (name == "tiny-llama") {
+    c = base("llama", name, 2, 64, 4, 2, 16, 128, 512, 512, 10000.0f, 1e-5f);
+  } else if (name == "tiny-qwen2") {
+    c = base("qwen2", name, 2, 64, 4, 2, 16, 128, 512, 512, 10000.0f, 1e-6f);
+    c.qkv_bias = true;
+  } else if (name == "tiny-qwen3") {
+    c = base("qwen3", name, 2, 64, 4, 2, 16, 128, 512, 512, 1e6f, 1e-6f);
+    c.qk_norm = true;
+    c.tied_embeddings = true;
+  } else {
+    fail("unknown model preset '", name,
+         "' (known: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, tiny-llama, tiny-qwen2, "
+         "tiny-qwen3)");
+  }
+  return c;
+}
+
+void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& path) {
+  cfg.validate();
+  const std::string a = cfg.arch + ".";
+  GgufWriter w;
+  w.set_string("general.architecture", cfg.arch);
+  w.set_string("general.name", cfg.name.empty() ? "random-" + cfg.arch : cfg.name);
+  w.set_u32(a + "block_count", static_cast<uint32_t>(cfg.n_layers));
+  w.set_u32(a + "context_length", static_cast<uint32_t>(cfg.context_length));
+  w.set_u32(a + "embedding_length", static_cast<uint32_t>(cfg.n_embd));
+  w.set_u32(a + "feed_forward_length", static_cast<uint32_t>(cfg.n_ff));
+  w.set_u32(a + "attention.head_count", static_cast<uint32_t>(cfg.n_heads));
+  w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(cfg.n_kv_heads));
+  w.set_u32(a + "attention.key_length", static_cast<uint32_t>(cfg.head_dim));
+  w.set_u32(a + "attention.value_length", static_cast<uint32_t>(cfg.head_dim));
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", cfg.rms_eps);
+  w.set_f32(a + "rope.freq_base", cfg.rope_theta);
+  w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(cfg.head_dim));
+  w.set_u32(a + "vocab_size", static_cast<uint32_t>(cfg.vocab_size));
+  const RopeScaling& rs = cfg.rope_scaling;
+  if (rs.type != RopeScalingType::None) {
+    w.set_string(a + "rope.scaling.type", rope_scaling_name(rs.type));
+    w.set_f32(a + "rope.scaling.factor", rs.factor);
+    if (rs.original_context > 0)
+      w.set_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(rs.original_context));
+    if (rs.type == RopeScalingType::Llama3) {
+      w.set_f32(a + "rope.scaling.low_freq_factor", rs.low_freq_factor);
+      w.set_f32(a + "rope.scaling.high_freq_factor", rs.high_freq_factor);
+    }
+    if (rs.type == RopeScalingType::Yarn) {
+      w.set_f32(a + "rope.scaling.yarn_beta_fast", rs.beta_fast);
+      w.set_f32(a + "rope.scaling.yarn_beta_slow", rs.beta_slow);
+      if (rs.attn_factor > 0) w.set_f32(a + "rope.scaling.attn_factor", rs.attn_factor);
+    }
+  }
+
+  const std::vector<std::string> pieces = vocab_pieces(cfg.vocab_size);
+  std::vector<float> scores(pieces.size());
+  std::vector<int32_t> types(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    scores[i] = i < kFirstFiller ? 0.0f : -static_cast<float>(i);
+    types[i] = i < 3 ? 3 : i < kFirstFiller ? 6 : 1;  // control, byte, normal
+  }
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_string_array("tokenizer.ggml.tokens", pieces);
+  w.set_f32_array("tokenizer.ggml.scores", scores);
+  w.set_i32_array("tokenizer.ggml.token_type", types);
+  w.set_u32("tokenizer.ggml.bos_token_id", 1);
+  w.set_u32("tokenizer.ggml.eos_token_id", 2);
+  w.set_u32("tokenizer.ggml.unknown_token_id", 0);
+  w.set_bool("tokenizer.ggml.add_bos_token", true);
+  w.set_bool("tokenizer.ggml.add_eos_token", false);
+
+  const uint64_t seed = opt.seed;
+  for (const TensorSpec& t : model_tensors(cfg)) {
+    const int64_t cols = t.shape.back();
+    if (t.kind != Kind::Matrix) {  // norms and biases: one f32 row
+      std::vector<float> v(static_cast<size_t>(cols));
+      if (t.rope_head_dim > 0) {
+        hf_vector_permuted(seed, t, v.data());
+      } else {
+        hf_row(seed, t, 0, v.data());
+      }
+      w.add_tensor(t.gguf, DType::F32, t.shape, v.data(), v.size() * sizeof(float));
+      continue;
+    }
+    const DType type = gguf_matrix_type(opt.weight_type, cols);
+    auto fill = [seed, t, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
+                    int64_t r, uint8_t* dst) mutable {
+      hf_row(seed, t, t.rope_head_dim > 0 ? hf_row_for_gguf_row(r, t.rope_head_dim) : r, row.data());
+      if (type == DType::F32) {
+        std::memcpy(dst, row.data(), row.size() * sizeof(float));
+      } else {
+        ops::quantize_row(type, row.data(), dst, cols);
+      }
+    };
+    w.add_tensor_rows(t.gguf, type, t.shape, std::move(fill));
+  }
+  w.write(path);
+}
+
+void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& dir) {
+  cfg.validate();
+  const DType type = opt.weight_type;
+  if (type != DType::F32 && type != DType::F16 && type != DType::BF16)
+    fail("model maker: HF checkpoints are written as f32, f16 or bf16, not ", dtype_name(type));
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  const fs::path root(dir);
+
+  // config.json
+  nlohmann::ordered_json c;
+  const char* arch_class = cfg.arch == "llama" ? "LlamaForCausalLM" : cfg.arch == "qwen2" ? "Qwen2ForCausalLM" : "Qwen3ForCausalLM";
+  c["architectures"] = {arch_class};
+  c["model_type"] = cfg.arch;
+  c["hidden_size"] = cfg.n_embd;
+  c["intermediate_size"] = cfg.n_ff;
+  c["num_hidden_layers"] = cfg.n_layers;
+  c["num_attention_heads"] = cfg.n_heads;
+  c["num_key_value_heads"] = cfg.n_kv_heads;
+  c["head_dim"] = cfg.head_dim;
+  c["vocab_size"] = cfg.vocab_size;
+  c["max_position_embeddings"] = cfg.context_length;
+  c["rms_norm_eps"] = clean(cfg.rms_eps);
+  c["rope_theta"] = clean(cfg.rope_theta);
+  const RopeScaling& rs = cfg.rope_scaling;
+  if (rs.type == RopeScalingType::None) {
+    c["rope_scaling"] = nullptr;
+  } else {
+    nlohmann::ordered_json r;
+    r["rope_type"] = rope_scaling_name(rs.type);
+    r["factor"] = clean(rs.factor);
+    if (rs.original_context > 0) r["original_max_position_embeddings"] = rs.original_context;
+    if (rs.type == RopeScalingType::Llama3) {
+      r["low_freq_factor"] = clean(rs.low_freq_factor);
+      r["high_freq_factor"] = clean(rs.high_freq_factor);
+    }
+    if (rs.type == RopeScalingType::Yarn) {
+      r["beta_fast"] = clean(rs.beta_fast);
+      r["beta_slow"] = clean(rs.beta_slow);
+      if (rs.attn_factor > 0) r["attention_factor"] = clean(rs.attn_factor);
+    }
+    c["rope_scaling"] = r;
+  }
+  c["tie_word_embeddings"] = cfg.tied_embeddings;
+  c["attention_bias"] = cfg.qkv_bias;
+  c["hidden_act"] = "silu";
+  c["bos_token_id"] = 1;
+  c["eos_token_id"] = 2;
+  c["torch_dtype"] = type == DType::F32 ? "float32" : type == DType::F16 ? "float16" : "bfloat16";
+  write_text(root / "config.json", c.dump(2) + "\n");
+
+  // tokenizer.json: the same vocabulary as the GGUF, as an HF BPE with byte fallback.
+  const std::vector<std::string> pieces = vocab_pieces(cfg.vocab_size);
+  nlohmann::ordered_json tok;
+  tok["version"] = "1.0";
+  tok["truncation"] = nullptr;
+  tok["padding"] = nullptr;
+  tok["added_tokens"] = nlohmann::ordered_json::array();
+  for (int i = 0; i < 3; ++i)
+    tok["added_tokens"].push_back({{"id", i}, {"content", pieces[static_cast<size_t>(i)]}, {"single_word", false},
+                                   {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}});
+  const std::string sp = "\xe2\x96\x81";  // ▁
+  tok["normalizer"] = {{"type", "Sequence"},
+                       {"normalizers",
+                        {{{"type", "Prepend"}, {"prepend", sp}},
+                         {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", sp}}}}};
+  tok["pre_tokenizer"] = nullptr;
+  tok["post_processor"] = {
+      {"type", "TemplateProcessing"},
+      {"single", {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+      {"pair",
+       {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
+        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+        {{"SpecialToken", {{"id", "<s>"}, {"type_id", 1}}}},
+        {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+      {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}};
+  tok["decoder"] = {{"type", "Sequence"},
+                    {"decoders",
+                     {{{"type", "Replace"}, {"pattern", {{"String", sp}}}, {"content", " "}},
+                      {{"type", "ByteFallback"}},
+                      {{"type", "Fuse"}},
+                      {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}};
+  nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < pieces.size(); ++i) vocab[pieces[i]] = i;
+  tok["model"] = {{"type", "BPE"},
+                  {"dropout", nullptr},
+                  {"unk_token", "<unk>"},
+                  {"continuing_subword_prefix", nullptr},
+                  {"end_of_word_suffix", nullptr},
+                  {"fuse_unk", true},
+                  {"byte_fallback", true},
+                  {"ignore_merges", false},
+                  {"vocab", std::move(vocab)},
+                  {"merges", nlohmann::ordered_json::array()}};
+  write_text(root / "tokenizer.json", tok.dump(2) + "\n");
+
+  nlohmann::ordered_json tc;
+  tc["add_bos_token"] = true;
+  tc["add_eos_token"] = false;
+  tc["bos_token"] = "<s>";
+  tc["eos_token"] = "</s>";
+  tc["unk_token"] = "<unk>";
+  tc["clean_up_tokenization_spaces"] = false;
+  tc["legacy"] = false;
+  tc["model_max_length"] = cfg.context_length;
+  tc["tokenizer_class"] = "LlamaTokenizer";
+  write_text(root / "tokenizer_config.json", tc.dump(2) + "\n");
+
+  // model.safetensors, every tensor (norms and biases too) in the weight type.
+  SafetensorsWriter st;
+  st.set_metadata("format", "pt");
+  const uint64_t seed = opt.seed;
+  for (const TensorSpec& t : model_tensors(cfg)) {
+    const int64_t cols = t.shape.back();
+    auto fill = [seed, t, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
+                    int64_t r, uint8_t* dst) mutable {
+      hf_row(seed, t, r, row.data());
+      if (type == DType::F32) {
+        std::memcpy(dst, row.data(), row.size() * sizeof(float));
+      } else {
+        ops::quantize_row(type, row.data(), dst, cols);
+      }
+    };
+    st.add_rows(t.hf, type, t.shape, std::move(fill));
+  }
+  st.write((root / "model.safetensors").string());
+}
+
+}  // namespace triattn

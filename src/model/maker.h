@@ -1,0 +1,35 @@
+#pragma once
+// Random-weight models of real shapes, for tests and benchmarks where no real weights are
+// on hand. Weights are a pure function of (seed, HF tensor name, row, column), so the GGUF
+// and the Hugging Face copy made with the same seed are the SAME model (the GGUF's llama q/k
+// rows permuted exactly as llama.cpp's converter does). Files are written row by row, so even
+// an 8B model never needs more than one row in memory.
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
+#include "model/config.h"
+
+namespace triattn {
+
+// "qwen3-0.6b", "qwen3-8b", "llama-3.2-1b", "deepseek-r1-distill-qwen-7b" (real shapes) and
+// "tiny-llama", "tiny-qwen2", "tiny-qwen3" (2 layers, n_embd 64, 4/2 heads, head_dim 16,
+// n_ff 128, vocab 512). Throws Error listing the known names.
+ModelConfig model_preset(const std::string& name);
+
+struct MakerOptions {
+  // Matrices (embedding, projections, output). GGUF: any weight type; a K-quant whose rows
+  // are not a multiple of 256 falls back to Q8_0, as llama.cpp does. HF: F32, F16 or BF16.
+  // Norm vectors are F32 in GGUF and biases too; in HF they use the weight type.
+  DType weight_type = DType::F16;
+  uint64_t seed = 1;
+};
+
+// One .gguf file with llama.cpp key/tensor names and a synthetic SentencePiece-style vocab
+// ("<unk>", "<s>", "</s>", 256 byte tokens, then filler pieces "▁t259", ...).
+void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& path);
+// A directory with config.json, model.safetensors, tokenizer.json (the same vocab) and
+// tokenizer_config.json. Created if missing.
+void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& dir);
+
+}  // namespace triattn

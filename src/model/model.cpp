@@ -1,0 +1,70 @@
+#include "model/model.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "core/error.h"
+#include "model/loaders.h"
+#include "model/weight_prep.h"
+
+namespace triattn {
+
+namespace {
+std::string file_magic(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char buf[4] = {};
+  in.read(buf, 4);
+  return std::string(buf, static_cast<size_t>(in.gcount()));
+}
+}  // namespace
+
+std::shared_ptr<const Model> Model::load(const std::string& path) {
+  auto m = std::make_shared<Model>();
+  m->path_ = path;
+  namespace fs = std::filesystem;
+  if (!fs::exists(path)) fail(path, ": no such file or directory");
+  if (fs::is_directory(path)) {
+    if (!fs::exists(fs::path(path) / "config.json"))
+      fail(path, ": directory has no config.json (expected a Hugging Face model directory)");
+    load_hf_model(*m, path);
+  } else {
+    const std::string magic = file_magic(path);
+    if (magic == "GGUF") {
+      load_gguf_model(*m, path);
+    } else if (magic == "ak42") {
+      fail(path, ": llama2.c int8 (runq version 2) checkpoints are not supported; use the fp32 .bin");
+    } else if (fs::path(path).extension() == ".bin") {
+      load_llama2c_model(*m, path);
+    } else {
+      fail(path, ": unknown model format (expected a .gguf file, a Hugging Face directory or a llama2.c .bin)");
+    }
+  }
+  if (m->config_.vocab_size != m->tokenizer_->vocab_size() && m->tokenizer_->vocab_size() > m->config_.vocab_size)
+    fail(path, ": tokenizer has ", m->tokenizer_->vocab_size(), " tokens but the model only ", m->config_.vocab_size);
+  check_model_weights(*m);
+  return m;
+}
+
+size_t Model::weight_bytes() const {
+  size_t total = weights_.output_norm.nbytes() + weights_.output.nbytes();
+  for (const LayerWeights& L : weights_.layers)
+    for (const TensorView* t : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.bq, &L.bk, &L.bv, &L.q_norm,
+                                &L.k_norm, &L.ffn_norm, &L.w_gate, &L.w_up, &L.w_down})
+      if (!t->empty()) total += t->nbytes();
+  return total;
+}
+
+std::string Model::weight_type_name() const {
+  std::map<DType, size_t> bytes;
+  for (const LayerWeights& L : weights_.layers)
+    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) bytes[t->type] += t->nbytes();
+  DType best = DType::F32;
+  size_t most = 0;
+  for (auto [t, b] : bytes)
+    if (b > most) most = b, best = t;
+  return std::string(dtype_name(best));
+}
+
+}  // namespace triattn

@@ -1,0 +1,53 @@
+#pragma once
+// A loaded model: config, weights (views into mmapped files or owned buffers, layouts fixed
+// at load time to the runtime's canonical form) and tokenizer. Immutable and shared by any
+// number of sequences; callers own KV caches and scratch.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "model/config.h"
+#include "tokenizer/tokenizer.h"
+
+namespace triattn {
+
+struct LayerWeights {
+  TensorView attn_norm;             // f32 [n_embd]
+  TensorView wq, wk, wv, wo;        // [n_heads*hd, n_embd], [n_kv*hd, n_embd] x2, [n_embd, n_heads*hd]
+  TensorView bq, bk, bv;            // f32, empty unless cfg.qkv_bias
+  TensorView q_norm, k_norm;        // f32 [head_dim], empty unless cfg.qk_norm
+  TensorView ffn_norm;              // f32 [n_embd]
+  TensorView w_gate, w_up, w_down;  // [n_ff, n_embd] x2, [n_embd, n_ff]
+};
+
+struct ModelWeights {
+  TensorView tok_embd;     // [vocab, n_embd]
+  TensorView output_norm;  // f32 [n_embd]
+  TensorView output;       // [vocab, n_embd] (== tok_embd when tied)
+  std::vector<LayerWeights> layers;
+};
+
+class Model {
+ public:
+  // MODEL is a .gguf file, an HF directory (config.json + safetensors + tokenizer.json) or a
+  // llama2.c .bin (tokenizer tokNNN.bin beside it). Throws Error naming the problem.
+  static std::shared_ptr<const Model> load(const std::string& path);
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const std::string& path() const { return path_; }
+  std::string weight_type_name() const;  // most common matrix dtype, e.g. "q8_0"
+  size_t weight_bytes() const;           // bytes of all weight tensors read per token
+
+  // Loader internals (model/loader_*.cpp) fill these.
+  ModelConfig config_;
+  ModelWeights weights_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::string path_;
+  std::vector<std::shared_ptr<void>> keep_alive_;        // mmaps / files the views point into
+  std::vector<std::vector<uint8_t>> owned_;              // tensors rewritten at load time
+};
+
+}  // namespace triattn

@@ -1,0 +1,84 @@
+#include "ops/cpu_dispatch.h"
+
+#include "core/error.h"
+#include "ops/cpu_features.h"
+
+namespace triattn::ops {
+
+namespace {
+
+const KernelTable* table_for(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar:
+      return &scalar_kernels();
+#if defined(__x86_64__)
+    case Isa::Avx2:
+      return cpu_features().avx2_fma_f16c ? &avx2_kernels() : nullptr;
+    case Isa::Avx512:
+      return cpu_features().avx512_vnni ? &avx512_kernels() : nullptr;
+#else
+    default:
+      return nullptr;
+#endif
+  }
+  return nullptr;
+}
+
+const KernelTable* best_table() {
+  const KernelTable* t = nullptr;
+  for (Isa isa : supported_isas()) t = table_for(isa);  // ordered worst to best
+  return t;
+}
+
+const KernelTable* g_active = nullptr;
+
+}  // namespace
+
+ActFormat act_format(DType weight_type) {
+  switch (weight_type) {
+    case DType::Q8_0:
+    case DType::Q4_0:
+      return ActFormat::Q8;
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+      return ActFormat::Q8K;
+    default:
+      return ActFormat::F32;
+  }
+}
+
+const KernelTable& active_kernels() {
+  // Static init is thread-safe; set_isa_for_testing replaces the pointer in tests only.
+  static const KernelTable* best = best_table();
+  return g_active ? *g_active : *best;
+}
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar:
+      return "scalar";
+    case Isa::Avx2:
+      return "avx2";
+    case Isa::Avx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+Isa active_isa() { return active_kernels().isa; }
+
+std::vector<Isa> supported_isas() {
+  std::vector<Isa> out{Isa::Scalar};
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    if (table_for(isa)) out.push_back(isa);
+  return out;
+}
+
+void set_isa_for_testing(Isa isa) {
+  const KernelTable* t = table_for(isa);
+  if (!t) fail("set_isa_for_testing: this CPU cannot run the ", isa_name(isa), " kernels");
+  g_active = t;
+}
+
+}  // namespace triattn::ops

@@ -1,0 +1,53 @@
+#pragma once
+// One table of kernel function pointers per instruction set. ops.h's entry points call
+// through active_kernels(); adding a target (ARM NEON, …) means one more table in its own
+// file and one more line in cpu_dispatch.cpp, not touching the other kernels.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "ops/ops.h"
+
+namespace triattn::ops {
+
+// One matmul call, already validated, with the activations in the form the weight type
+// wants (act_format): f32 rows, ActQ8 rows or ActQ8K rows, x_stride bytes apart.
+struct MatmulJob {
+  const uint8_t* w = nullptr;
+  size_t w_stride = 0;  // bytes per weight row
+  int64_t cols = 0;
+  const uint8_t* x = nullptr;
+  size_t x_stride = 0;  // bytes per activation row
+  int64_t n_tokens = 0;
+  float* y = nullptr;  // y[t * y_stride + r]
+  int64_t y_stride = 0;
+};
+
+// Computes y for weight rows [r0, r1) and every token.
+using MatmulRowsFn = void (*)(const MatmulJob& job, int64_t r0, int64_t r1);
+
+enum class ActFormat { F32, Q8, Q8K };
+ActFormat act_format(DType weight_type);
+
+constexpr int kNumDTypes = static_cast<int>(DType::I32) + 1;
+
+struct KernelTable {
+  Isa isa = Isa::Scalar;
+  MatmulRowsFn matmul[kNumDTypes] = {};  // indexed by DType; null: unsupported
+  float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
+  void (*axpy_f32)(float a, const float* x, float* y, int64_t n) = nullptr;
+  void (*rmsnorm)(const float* x, const float* w, float* y, int64_t n, float eps) = nullptr;
+  void (*softmax)(float* x, int64_t n) = nullptr;
+  void (*swiglu)(const float* gate, const float* up, float* out, int64_t n) = nullptr;
+};
+
+const KernelTable& scalar_kernels();
+#if defined(__x86_64__)
+const KernelTable& avx2_kernels();
+const KernelTable& avx512_kernels();
+#endif
+
+// The table in use: the best for this CPU unless a test forced another.
+const KernelTable& active_kernels();
+
+}  // namespace triattn::ops

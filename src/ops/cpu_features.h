@@ -1,0 +1,13 @@
+#pragma once
+// What the CPU we run on can execute, asked once at run time so one binary serves any
+// x86-64 (and later ARM) machine.
+namespace triattn::ops {
+
+struct CpuFeatures {
+  bool avx2_fma_f16c = false;  // the AVX2 kernels' requirements
+  bool avx512_vnni = false;    // F, BW, VL, DQ and VNNI: the AVX-512 kernels' requirements
+};
+
+const CpuFeatures& cpu_features();
+
+}  // namespace triattn::ops

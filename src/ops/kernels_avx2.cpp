@@ -1,0 +1,24 @@
+// The avx2 kernel table. AVX2 + FMA + F16C: 16 vector registers, so a 4 rows x 2 tokens tile (8
+// accumulators).
+#if defined(__x86_64__)
+#define TRIATTN_X86_VNNI 0
+#define TRIATTN_TILE_ROWS 4
+#define TRIATTN_TILE_TOKENS 2
+#include "ops/x86_matmul.inl"
+#include "ops/x86_vec.inl"
+
+namespace triattn::ops {
+
+const KernelTable& avx2_kernels() {
+  static const KernelTable t = [] {
+    KernelTable k;
+    k.isa = Isa::Avx2;
+    fill_matmul(k);
+    fill_vec(k);
+    return k;
+  }();
+  return t;
+}
+
+}  // namespace triattn::ops
+#endif

@@ -1,0 +1,25 @@
+// The avx512 kernel table. AVX-512 F/BW/VL/DQ/VNNI on 256-bit vectors: 32 registers allow
+// a 4 x 4 tile, and vpdpbusd does the byte dot products in one instruction. (Decode is
+// memory-bound, so 512-bit vectors would buy little there.)
+#if defined(__x86_64__)
+#define TRIATTN_X86_VNNI 1
+#define TRIATTN_TILE_ROWS 4
+#define TRIATTN_TILE_TOKENS 4
+#include "ops/x86_matmul.inl"
+#include "ops/x86_vec.inl"
+
+namespace triattn::ops {
+
+const KernelTable& avx512_kernels() {
+  static const KernelTable t = [] {
+    KernelTable k;
+    k.isa = Isa::Avx512;
+    fill_matmul(k);
+    fill_vec(k);
+    return k;
+  }();
+  return t;
+}
+
+}  // namespace triattn::ops
+#endif

@@ -1,0 +1,205 @@
+// Portable kernels (no intrinsics): the fallback on any CPU and the pattern the SIMD files
+// follow. Quantized matmuls work on integer dot products of the quantized activations, just
+// like the SIMD paths, so all ISAs agree to float rounding.
+#include <cmath>
+#include <cstring>
+
+#include "core/half.h"
+#include "ops/cpu_dispatch.h"
+#include "ops/quant_blocks.h"
+
+namespace triattn::ops {
+
+namespace {
+
+uint16_t load_u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+// Row dot products, one per weight type: w is a weight row, x an activation row.
+float dot_row_f32(const uint8_t* w, const uint8_t* x, int64_t n) {
+  const auto* a = reinterpret_cast<const float*>(w);
+  const auto* b = reinterpret_cast<const float*>(x);
+  float s[4] = {0, 0, 0, 0};  // independent partial sums: fewer rounding steps per sum
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int k = 0; k < 4; ++k) s[k] += a[i + k] * b[i + k];
+  for (; i < n; ++i) s[0] += a[i] * b[i];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+template <float (*Cvt)(uint16_t)>
+float dot_row_half(const uint8_t* w, const uint8_t* x, int64_t n) {
+  const auto* b = reinterpret_cast<const float*>(x);
+  float s[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int k = 0; k < 4; ++k) s[k] += Cvt(load_u16(w + 2 * (i + k))) * b[i + k];
+  for (; i < n; ++i) s[0] += Cvt(load_u16(w + 2 * i)) * b[i];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+float dot_row_q8_0(const uint8_t* w, const uint8_t* x, int64_t n) {
+  const auto* wb = reinterpret_cast<const BlockQ8_0*>(w);
+  const auto* xb = reinterpret_cast<const ActQ8*>(x);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    int32_t s = 0;
+    for (int i = 0; i < kQK; ++i) s += wb[b].qs[i] * xb[b].qs[i];
+    sum += f16_to_f32(wb[b].d) * xb[b].d * static_cast<float>(s);
+  }
+  return sum;
+}
+
+float dot_row_q4_0(const uint8_t* w, const uint8_t* x, int64_t n) {
+  const auto* wb = reinterpret_cast<const BlockQ4_0*>(w);
+  const auto* xb = reinterpret_cast<const ActQ8*>(x);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    int32_t s = 0;
+    for (int j = 0; j < kQK / 2; ++j)
+      s += (wb[b].qs[j] & 0xF) * xb[b].qs[j] + (wb[b].qs[j] >> 4) * xb[b].qs[j + kQK / 2];
+    s -= 8 * xb[b].sum;  // the -8 offset of every quant, folded
+    sum += f16_to_f32(wb[b].d) * xb[b].d * static_cast<float>(s);
+  }
+  return sum;
+}
+
+// Q4_K and Q5_K (qh null for Q4_K): sum_j d*sc_j*dot_j - dmin*m_j*sum_j(x).
+float dot_block_k4(uint16_t d16, uint16_t dmin16, const uint8_t* scales, const uint8_t* qh,
+                   const uint8_t* qs, const ActQ8K& a) {
+  int32_t sumi = 0, summ = 0;
+  for (int c = 0; c < 4; ++c) {
+    uint8_t sc_lo, m_lo, sc_hi, m_hi;
+    unpack_scale_min_k4(2 * c, scales, &sc_lo, &m_lo);
+    unpack_scale_min_k4(2 * c + 1, scales, &sc_hi, &m_hi);
+    int32_t lo = 0, hi = 0;
+    for (int l = 0; l < 32; ++l) {
+      int ql = qs[32 * c + l] & 0xF, qhv = qs[32 * c + l] >> 4;
+      if (qh) {
+        ql |= ((qh[l] >> (2 * c)) & 1) << 4;
+        qhv |= ((qh[l] >> (2 * c + 1)) & 1) << 4;
+      }
+      lo += ql * a.qs[64 * c + l];
+      hi += qhv * a.qs[64 * c + 32 + l];
+    }
+    sumi += sc_lo * lo + sc_hi * hi;
+    summ += m_lo * (a.bsums[4 * c] + a.bsums[4 * c + 1]) +
+            m_hi * (a.bsums[4 * c + 2] + a.bsums[4 * c + 3]);
+  }
+  return a.d * (f16_to_f32(d16) * static_cast<float>(sumi) -
+                f16_to_f32(dmin16) * static_cast<float>(summ));
+}
+
+float dot_row_q4_k(const uint8_t* w, const uint8_t* x, int64_t n) {
+  const auto* wb = reinterpret_cast<const BlockQ4_K*>(w);
+  const auto* xb = reinterpret_cast<const ActQ8K*>(x);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQKK; ++b)
+    sum += dot_block_k4(wb[b].d, wb[b].dmin, wb[b].scales, nullptr, wb[b].qs, xb[b]);
+  return sum;
+}
+
+float dot_row_q5_k(const uint8_t* w, const uint8_t* x, int64_t n) {
+  const auto* wb = reinterpret_cast<const BlockQ5_K*>(w);
+  const auto* xb = reinterpret_cast<const ActQ8K*>(x);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQKK; ++b)
+    sum += dot_block_k4(wb[b].d, wb[b].dmin, wb[b].scales, wb[b].qh, wb[b].qs, xb[b]);
+  return sum;
+}
+
+float dot_row_q6_k(const uint8_t* w, const uint8_t* x, int64_t n) {
+  const auto* wb = reinterpret_cast<const BlockQ6_K*>(w);
+  const auto* xb = reinterpret_cast<const ActQ8K*>(x);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const BlockQ6_K& k = wb[b];
+    const ActQ8K& a = xb[b];
+    int32_t sumi = 0;
+    for (int h = 0; h < 2; ++h)
+      for (int l = 0; l < 32; ++l) {
+        const uint8_t ql0 = k.ql[64 * h + l], ql1 = k.ql[64 * h + 32 + l], qh = k.qh[32 * h + l];
+        const int q[4] = {(ql0 & 0xF) | ((qh & 3) << 4), (ql1 & 0xF) | (((qh >> 2) & 3) << 4),
+                          (ql0 >> 4) | (((qh >> 4) & 3) << 4), (ql1 >> 4) | (((qh >> 6) & 3) << 4)};
+        for (int g = 0; g < 4; ++g) {
+          const int e = 128 * h + 32 * g + l;
+          sumi += k.scales[e / 16] * q[g] * a.qs[e];
+        }
+      }
+    int32_t offset = 0;  // the -32 of every quant, through the per-16 sums
+    for (int s = 0; s < 16; ++s) offset += k.scales[s] * a.bsums[s];
+    sum += f16_to_f32(k.d) * a.d * static_cast<float>(sumi - 32 * offset);
+  }
+  return sum;
+}
+
+// Each weight row is dotted with every token while it is hot in cache.
+template <float (*Dot)(const uint8_t*, const uint8_t*, int64_t)>
+void matmul_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t t = 0; t < j.n_tokens; ++t)
+      j.y[t * j.y_stride + r] = Dot(j.w + r * j.w_stride, j.x + t * j.x_stride, j.cols);
+}
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+  return dot_row_f32(reinterpret_cast<const uint8_t*>(a), reinterpret_cast<const uint8_t*>(b), n);
+}
+
+void axpy_f32(float a, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+void rmsnorm(const float* x, const float* w, float* y, int64_t n, float eps) {
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
+  const float scale = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void softmax(float* x, int64_t n) {
+  if (n <= 0) return;
+  float mx = x[0];
+  for (int64_t i = 1; i < n; ++i) mx = std::fmax(mx, x[i]);
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - mx);
+    sum += x[i];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+KernelTable make_table() {
+  KernelTable t;
+  t.isa = Isa::Scalar;
+  t.matmul[static_cast<int>(DType::F32)] = matmul_rows<dot_row_f32>;
+  t.matmul[static_cast<int>(DType::F16)] = matmul_rows<dot_row_half<f16_to_f32>>;
+  t.matmul[static_cast<int>(DType::BF16)] = matmul_rows<dot_row_half<bf16_to_f32>>;
+  t.matmul[static_cast<int>(DType::Q8_0)] = matmul_rows<dot_row_q8_0>;
+  t.matmul[static_cast<int>(DType::Q4_0)] = matmul_rows<dot_row_q4_0>;
+  t.matmul[static_cast<int>(DType::Q4_K)] = matmul_rows<dot_row_q4_k>;
+  t.matmul[static_cast<int>(DType::Q5_K)] = matmul_rows<dot_row_q5_k>;
+  t.matmul[static_cast<int>(DType::Q6_K)] = matmul_rows<dot_row_q6_k>;
+  t.dot_f32 = dot_f32;
+  t.axpy_f32 = axpy_f32;
+  t.rmsnorm = rmsnorm;
+  t.softmax = softmax;
+  t.swiglu = swiglu;
+  return t;
+}
+
+}  // namespace
+
+const KernelTable& scalar_kernels() {
+  static const KernelTable t = make_table();
+  return t;
+}
+
+}  // namespace triattn::ops

@@ -1,0 +1,43 @@
+#pragma once
+// Kernels: pure functions over spans, dispatched at run time to the best implementation for
+// this CPU (scalar, AVX2, AVX-512; NEON is a new file, not a rewrite). Every kernel has a
+// slow scalar twin in ops/reference.h that the tests compare against.
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+
+namespace triattn::ops {
+
+// n must be a multiple of block_size(t).
+void dequantize_row(DType t, const void* src, float* dst, int64_t n);
+// Supported for F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K (the model maker writes these).
+void quantize_row(DType t, const float* src, void* dst, int64_t n);
+
+// y[t * rows + r] = dot(w.row(r), x + t * cols) for t in [0, n_tokens).
+// w is 2-D {rows, cols} of any weight DType; x is f32 [n_tokens, cols]; y is f32 [n_tokens, rows].
+// n_tokens == 1 is matrix-vector (decode); larger is matrix-matrix (prefill).
+void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool);
+
+// y = x / rms(x) * weight (weight f32; y may alias x).
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
+// In place, numerically stable.
+void softmax(float* x, int64_t n);
+// out = silu(gate) * up (out may alias gate).
+void swiglu(const float* gate, const float* up, float* out, int64_t n);
+float dot_f32(const float* a, const float* b, int64_t n);
+// y += a * x
+void axpy_f32(float a, const float* x, float* y, int64_t n);
+
+// Instruction sets the kernels are written for. The best one this CPU supports is chosen at
+// start-up; tests force each in turn.
+enum class Isa : uint8_t { Scalar, Avx2, Avx512 };
+std::string_view isa_name(Isa isa);  // "scalar", "avx2", "avx512"
+Isa active_isa();
+std::vector<Isa> supported_isas();  // on this CPU, Scalar first
+// Makes every kernel use `isa` (throws if this CPU lacks it). Not thread-safe: tests only.
+void set_isa_for_testing(Isa isa);
+
+}  // namespace triattn::ops

@@ -1,0 +1,91 @@
+#pragma once
+// Quantized block layouts, byte for byte as GGML/GGUF store them, so tensors in a GGUF file
+// are used in place. Also the activation-side blocks (ActQ8, ActQ8K) that matmul quantizes
+// the input rows into; those are internal (never stored in files) and use f32 scales.
+#include <cstdint>
+
+namespace triattn::ops {
+
+constexpr int kQK = 32;    // elements per Q8_0 / Q4_0 block
+constexpr int kQKK = 256;  // elements per K-quant super-block
+
+// value = qs[i] * d
+struct BlockQ8_0 {
+  uint16_t d;  // f16
+  int8_t qs[kQK];
+};
+
+// Element j in the low nibble of qs[j], element j+16 in the high nibble; value = (q-8) * d.
+struct BlockQ4_0 {
+  uint16_t d;  // f16
+  uint8_t qs[kQK / 2];
+};
+
+// 8 sub-blocks of 32. Sub-block j has 6-bit scale sc_j and 6-bit min m_j packed in `scales`
+// (see unpack_scale_min_k4); value = d*sc_j*q - dmin*m_j with q the 4-bit quant.
+// Quants come in 4 chunks of 64: chunk c holds sub-block 2c in the low nibbles of
+// qs[32c .. 32c+32) and sub-block 2c+1 in the high nibbles.
+struct BlockQ4_K {
+  uint16_t d;     // f16 scale of the scales
+  uint16_t dmin;  // f16 scale of the mins
+  uint8_t scales[12];
+  uint8_t qs[kQKK / 2];
+};
+
+// As Q4_K plus a fifth bit: for chunk c, bit 2c of qh[l] is the high bit of element 64c+l
+// and bit 2c+1 that of element 64c+32+l.
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[kQKK / 8];
+  uint8_t qs[kQKK / 2];
+};
+
+// 16 sub-blocks of 16 with int8 scales; value = d * scales[s] * (q - 32), q 6 bits.
+// Two halves of 128; in half h, for l in [0,32):
+//   element 128h+l    : low nibble of ql[64h+l],    bits 0-1 of qh[32h+l], scale 8h+l/16
+//   element 128h+32+l : low nibble of ql[64h+32+l], bits 2-3,             scale 8h+2+l/16
+//   element 128h+64+l : high nibble of ql[64h+l],   bits 4-5,             scale 8h+4+l/16
+//   element 128h+96+l : high nibble of ql[64h+32+l],bits 6-7,             scale 8h+6+l/16
+struct BlockQ6_K {
+  uint8_t ql[kQKK / 2];
+  uint8_t qh[kQKK / 4];
+  int8_t scales[kQKK / 16];
+  uint16_t d;  // f16, at the end
+};
+
+static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ6_K) == 210);
+
+// Activation block for Q8_0/Q4_0 weights: x ~= qs * d; sum = sum(qs) lets the Q4_0 kernel
+// fold its -8 offset into one multiply per block.
+struct ActQ8 {
+  float d;
+  int32_t sum;
+  int8_t qs[kQK];
+};
+
+// Activation super-block for K-quant weights: x ~= qs * d; bsums[k] = sum of qs[16k..16k+16)
+// so the K-quant kernels apply their per-sub-block mins/offsets without touching qs again.
+struct ActQ8K {
+  float d;
+  int8_t qs[kQKK];
+  int16_t bsums[kQKK / 16];
+};
+
+// Unpacks the 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block.
+inline void unpack_scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *sc = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+}  // namespace triattn::ops

@@ -1,0 +1,127 @@
+#include "ops/reference.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "ops/quant_blocks.h"
+
+namespace triattn::ops::ref {
+
+namespace {
+uint16_t u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+}  // namespace
+
+float element(DType t, const void* row, int64_t i) {
+  const auto* p = static_cast<const uint8_t*>(row);
+  switch (t) {
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case DType::F16:
+      return f16_to_f32(u16(p + 2 * i));
+    case DType::BF16:
+      return bf16_to_f32(u16(p + 2 * i));
+    case DType::Q8_0: {
+      const auto& b = reinterpret_cast<const BlockQ8_0*>(p)[i / kQK];
+      return f16_to_f32(b.d) * static_cast<float>(b.qs[i % kQK]);
+    }
+    case DType::Q4_0: {
+      const auto& b = reinterpret_cast<const BlockQ4_0*>(p)[i / kQK];
+      const int j = static_cast<int>(i % kQK);
+      const uint8_t byte = b.qs[j % 16];
+      const int q = j < 16 ? (byte & 0xF) : (byte >> 4);
+      return f16_to_f32(b.d) * static_cast<float>(q - 8);
+    }
+    case DType::Q4_K:
+    case DType::Q5_K: {
+      const int e = static_cast<int>(i % kQKK);
+      const int sub = e / 32, chunk = e / 64, l = e % 32;
+      uint16_t d, dmin;
+      const uint8_t *scales, *qs, *qh = nullptr;
+      if (t == DType::Q4_K) {
+        const auto& b = reinterpret_cast<const BlockQ4_K*>(p)[i / kQKK];
+        d = b.d, dmin = b.dmin, scales = b.scales, qs = b.qs;
+      } else {
+        const auto& b = reinterpret_cast<const BlockQ5_K*>(p)[i / kQKK];
+        d = b.d, dmin = b.dmin, scales = b.scales, qs = b.qs, qh = b.qh;
+      }
+      const uint8_t byte = qs[32 * chunk + l];
+      int q = (e % 64) < 32 ? (byte & 0xF) : (byte >> 4);
+      if (qh) q += ((qh[l] >> sub) & 1) * 16;  // bit `sub` of qh[l]: 2*chunk or 2*chunk+1
+      uint8_t sc, m;
+      unpack_scale_min_k4(sub, scales, &sc, &m);
+      return f16_to_f32(d) * sc * static_cast<float>(q) - f16_to_f32(dmin) * m;
+    }
+    case DType::Q6_K: {
+      const auto& b = reinterpret_cast<const BlockQ6_K*>(p)[i / kQKK];
+      const int e = static_cast<int>(i % kQKK);
+      const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+      const uint8_t byte = b.ql[64 * h + 32 * (g & 1) + l];
+      const int lo = g < 2 ? (byte & 0xF) : (byte >> 4);
+      const int hi = (b.qh[32 * h + l] >> (2 * g)) & 3;
+      return f16_to_f32(b.d) * b.scales[e / 16] * static_cast<float>((lo | hi << 4) - 32);
+    }
+    case DType::I32:
+      break;
+  }
+  fail("ref::element: unsupported type ", dtype_name(t));
+}
+
+void dequantize_row(DType t, const void* row, float* out, int64_t n) {
+  row_bytes(t, n);  // validates n
+  for (int64_t i = 0; i < n; ++i) out[i] = element(t, row, i);
+}
+
+void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y) {
+  const int64_t rows = w.shape.at(0), cols = w.shape.at(1);
+  std::vector<float> wr(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    dequantize_row(w.type, w.row(r), wr.data(), cols);
+    for (int64_t t = 0; t < n_tokens; ++t)
+      y[t * rows + r] = static_cast<float>(dot(wr.data(), x + t * cols, cols));
+  }
+}
+
+double dot(const float* a, const float* b, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
+void axpy(float a, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(y[i] + static_cast<double>(a) * x[i]);
+}
+
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps) {
+  const double ms = dot(x, x, n) / static_cast<double>(n);
+  const double scale = 1.0 / std::sqrt(ms + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x[i] * scale * weight[i]);
+}
+
+void softmax(float* x, int64_t n) {
+  if (n <= 0) return;
+  double mx = x[0];
+  for (int64_t i = 1; i < n; ++i) mx = std::fmax(mx, x[i]);
+  std::vector<double> e(static_cast<size_t>(n));
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += e[i] = std::exp(x[i] - mx);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(e[i] / sum);
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = gate[i];
+    out[i] = static_cast<float>(g / (1.0 + std::exp(-g)) * up[i]);
+  }
+}
+
+}  // namespace triattn::ops::ref

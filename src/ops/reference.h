@@ -1,0 +1,24 @@
+#pragma once
+// Slow, obviously-correct scalar twins of every kernel, for tests. They decode each element
+// straight from the layout description in quant_blocks.h (not sharing code with the fast
+// paths) and accumulate in double.
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace triattn::ops::ref {
+
+// Element i of a row stored as type t.
+float element(DType t, const void* row, int64_t i);
+void dequantize_row(DType t, const void* row, float* out, int64_t n);
+
+// y[t * rows + r] = sum_i w[r][i] * x[t][i], in double, with x unquantized.
+void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y);
+
+double dot(const float* a, const float* b, int64_t n);
+void axpy(float a, const float* x, float* y, int64_t n);
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
+void softmax(float* x, int64_t n);
+void swiglu(const float* gate, const float* up, float* out, int64_t n);
+
+}  // namespace triattn::ops::ref

@@ -1,0 +1,21 @@
+// Element-wise and reduction kernels: forwarded to the active ISA's table.
+#include "ops/cpu_dispatch.h"
+#include "ops/ops.h"
+
+namespace triattn::ops {
+
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps) {
+  active_kernels().rmsnorm(x, weight, y, n, eps);
+}
+void softmax(float* x, int64_t n) { active_kernels().softmax(x, n); }
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+  active_kernels().swiglu(gate, up, out, n);
+}
+float dot_f32(const float* a, const float* b, int64_t n) {
+  return active_kernels().dot_f32(a, b, n);
+}
+void axpy_f32(float a, const float* x, float* y, int64_t n) {
+  active_kernels().axpy_f32(a, x, y, n);
+}
+
+}  // namespace triattn::ops

@@ -1,0 +1,345 @@
+// Matmul kernels for x86 with 256-bit vectors, compiled twice: by kernels_avx2.cpp (AVX2 +
+// FMA + F16C, 16 registers) and by kernels_avx512.cpp (AVX-512VL: 32 registers, VNNI for
+// the byte dot products). The includer defines:
+//   TRIATTN_X86_VNNI  1 to use vpdpbusd, 0 for maddubs+madd
+//   TRIATTN_TILE_ROWS, TRIATTN_TILE_TOKENS  the register tile of the matrix-matrix loop
+// Everything here is in an anonymous namespace, so the two copies never collide.
+//
+// Structure: a tile of R weight rows x T tokens keeps R*T vector accumulators. Each weight
+// block is loaded (and unpacked) once and dotted with the T tokens' activation blocks, so
+// weights are read from memory once per tile of tokens, never once per token.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/half.h"
+#include "ops/cpu_dispatch.h"
+#include "ops/quant_blocks.h"
+
+namespace triattn::ops {
+namespace {
+
+constexpr int kTileRows = TRIATTN_TILE_ROWS;
+constexpr int kTileTokens = TRIATTN_TILE_TOKENS;
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float f16(uint16_t h) { return _cvtsh_ss(h); }
+
+// 8 int32 lanes, each the sum of 4 products of unsigned bytes u with signed bytes s.
+inline __m256i dot_u8s8(__m256i u, __m256i s) {
+#if TRIATTN_X86_VNNI
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+
+// u (unsigned bytes, products pairs within int16) times s, pairs then weighted by the int16
+// lanes of scale: the K-quant sub-block step (no saturation for the ranges used here).
+inline __m256i dot_u8s8_scaled(__m256i u, __m256i s, __m256i scale) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), scale);
+}
+
+inline __m256i loadu256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// ---- weight types -------------------------------------------------------------------------
+// Each describes one block: kElems elements, kWBytes weight bytes, kXBytes activation bytes,
+// and block<T>() which adds the block's contribution for T tokens to acc (vector) and accs
+// (scalar). Float types also have a scalar tail for cols % kElems.
+
+struct F32W {
+  static constexpr int kElems = 8, kWBytes = 32, kXBytes = 32;
+  static constexpr bool kTail = true;
+  static __m256 load(const uint8_t* w) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(w));
+  }
+  static float scalar(const uint8_t* w, int64_t i) {
+    float v;
+    std::memcpy(&v, w + 4 * i, 4);
+    return v;
+  }
+};
+
+struct F16W {
+  static constexpr int kElems = 8, kWBytes = 16, kXBytes = 32;
+  static constexpr bool kTail = true;
+  static __m256 load(const uint8_t* w) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+  }
+  static float scalar(const uint8_t* w, int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, w + 2 * i, 2);
+    return f16(h);
+  }
+};
+
+struct BF16W {
+  static constexpr int kElems = 8, kWBytes = 16, kXBytes = 32;
+  static constexpr bool kTail = true;
+  static __m256 load(const uint8_t* w) {  // bf16 is the top half of an f32
+    const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+  }
+  static float scalar(const uint8_t* w, int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, w + 2 * i, 2);
+    return bf16_to_f32(h);
+  }
+};
+
+// Float weights against f32 activations.
+template <class W>
+struct FloatKernel : W {
+  template <int T>
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
+    const __m256 wv = W::load(w);
+    for (int t = 0; t < T; ++t)
+      acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(reinterpret_cast<const float*>(x[t])), acc[t]);
+  }
+  static float tail(const uint8_t* w, const uint8_t* x, int64_t from, int64_t to) {
+    float s = 0;
+    for (int64_t i = from; i < to; ++i) s += W::scalar(w, i) * reinterpret_cast<const float*>(x)[i];
+    return s;
+  }
+};
+
+struct Q8_0Kernel {
+  static constexpr int kElems = kQK, kWBytes = sizeof(BlockQ8_0), kXBytes = sizeof(ActQ8);
+  static constexpr bool kTail = false;
+  template <int T>
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
+    const auto* b = reinterpret_cast<const BlockQ8_0*>(w);
+    const __m256i q = loadu256(b->qs);
+    const __m256i aq = _mm256_sign_epi8(q, q);  // |q| as unsigned; the sign moves to x
+    const float d = f16(b->d);
+    for (int t = 0; t < T; ++t) {
+      const auto* a = reinterpret_cast<const ActQ8*>(x[t]);
+      const __m256i p = dot_u8s8(aq, _mm256_sign_epi8(loadu256(a->qs), q));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * a->d), acc[t]);
+    }
+  }
+  static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
+};
+
+struct Q4_0Kernel {
+  static constexpr int kElems = kQK, kWBytes = sizeof(BlockQ4_0), kXBytes = sizeof(ActQ8);
+  static constexpr bool kTail = false;
+  template <int T>
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
+    const auto* b = reinterpret_cast<const BlockQ4_0*>(w);
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
+    // Low nibbles are elements 0..15, high nibbles 16..31: one 32-byte vector in order.
+    const __m256i q =
+        _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
+    const float d = f16(b->d);
+    for (int t = 0; t < T; ++t) {
+      const auto* a = reinterpret_cast<const ActQ8*>(x[t]);
+      const float s = d * a->d;
+      const __m256i p = dot_u8s8(q, loadu256(a->qs));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(s), acc[t]);
+      accs[t] -= 8.0f * s * static_cast<float>(a->sum);  // the -8 offset of every quant
+    }
+  }
+  static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
+};
+
+// Sum of the 8 int32 lanes.
+inline int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// The 8 scales and 8 mins of a Q4_K/Q5_K block, unpacked 4 at a time with 32-bit masks
+// (the same bit moves as unpack_scale_min_k4, without per-sub-block branches).
+inline void unpack_scales_mins_k4(const uint8_t* packed, uint8_t sc[8], uint8_t m[8]) {
+  uint32_t a[3];
+  std::memcpy(a, packed, 12);
+  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x03030303;
+  const uint32_t s[2] = {a[0] & low6, (a[2] & low4) | (((a[0] >> 6) & top2) << 4)};
+  const uint32_t n[2] = {a[1] & low6, ((a[2] >> 4) & low4) | (((a[1] >> 6) & top2) << 4)};
+  std::memcpy(sc, s, 8);
+  std::memcpy(m, n, 8);
+}
+
+// Q4_K (kHigh false) and Q5_K (kHigh true).
+template <class Block, bool kHigh>
+struct K4Kernel {
+  static constexpr int kElems = kQKK, kWBytes = sizeof(Block), kXBytes = sizeof(ActQ8K);
+  static constexpr bool kTail = false;
+  template <int T>
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
+    const auto* b = reinterpret_cast<const Block*>(w);
+    alignas(16) uint8_t sc[8], m[8];
+    unpack_scales_mins_k4(b->scales, sc, m);
+    // Each min twice, as int16, to pair with the activation's per-16 sums.
+    const __m128i m16 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(m)));
+    const __m256i mins =
+        _mm256_set_m128i(_mm_unpackhi_epi16(m16, m16), _mm_unpacklo_epi16(m16, m16));
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256i hbits = _mm256_setzero_si256();
+    if constexpr (kHigh) hbits = loadu256(b->qh);
+    __m256i sumi[T];
+    for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      const __m256i raw = loadu256(b->qs + 32 * c);
+      __m256i lo = _mm256_and_si256(raw, low4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+      if constexpr (kHigh) {  // bit 2c / 2c+1 of qh[l] -> 16 added to the quant
+        const __m256i blo = _mm256_set1_epi8(static_cast<char>(1 << (2 * c)));
+        const __m256i bhi = _mm256_set1_epi8(static_cast<char>(2 << (2 * c)));
+        const __m256i sixteen = _mm256_set1_epi8(16);
+        lo = _mm256_or_si256(
+            lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, blo), blo), sixteen));
+        hi = _mm256_or_si256(
+            hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, bhi), bhi), sixteen));
+      }
+      const __m256i s_lo = _mm256_set1_epi16(sc[2 * c]), s_hi = _mm256_set1_epi16(sc[2 * c + 1]);
+      for (int t = 0; t < T; ++t) {
+        const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
+        sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_scaled(lo, loadu256(a->qs + 64 * c), s_lo));
+        sumi[t] =
+            _mm256_add_epi32(sumi[t], dot_u8s8_scaled(hi, loadu256(a->qs + 64 * c + 32), s_hi));
+      }
+    }
+    const float d = f16(b->d), dmin = f16(b->dmin);
+    for (int t = 0; t < T; ++t) {
+      const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_set1_ps(d * a->d), acc[t]);
+      // mins times each sub-block's activation sum
+      const int32_t summ = hsum_i32(_mm256_madd_epi16(mins, loadu256(a->bsums)));
+      accs[t] -= dmin * a->d * static_cast<float>(summ);
+    }
+  }
+  static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
+};
+
+struct Q6_KKernel {
+  static constexpr int kElems = kQKK, kWBytes = sizeof(BlockQ6_K), kXBytes = sizeof(ActQ8K);
+  static constexpr bool kTail = false;
+  template <int T>
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
+    const auto* b = reinterpret_cast<const BlockQ6_K*>(w);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
+    const __m256i scales16 =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
+    __m256i sumi[T];
+    for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      const __m256i ql0 = loadu256(b->ql + 64 * h), ql1 = loadu256(b->ql + 64 * h + 32);
+      const __m256i qh = loadu256(b->qh + 32 * h);
+      // Unsigned 6-bit quants (0..63) of the four 32-element groups of this half.
+      const __m256i q[4] = {_mm256_or_si256(_mm256_and_si256(ql0, low4),
+                                            _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
+                            _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                                            _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                                            _mm256_and_si256(qh, bits45)),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                                            _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45))};
+      // This half's 8 int16 scales in both 128-bit lanes, for in-lane shuffles below.
+      const __m256i half_scales = h == 0 ? _mm256_permute2x128_si256(scales16, scales16, 0x00)
+                                         : _mm256_permute2x128_si256(scales16, scales16, 0x11);
+      for (int g = 0; g < 4; ++g) {
+        // Lanes 0-7 (elements 0..15 of the group) get scale 2g, lanes 8-15 scale 2g+1.
+        const char lo0 = static_cast<char>(4 * g), lo1 = static_cast<char>(4 * g + 1);
+        const char hi0 = static_cast<char>(4 * g + 2), hi1 = static_cast<char>(4 * g + 3);
+        const __m256i pick = _mm256_setr_epi8(lo0, lo1, lo0, lo1, lo0, lo1, lo0, lo1, lo0, lo1, lo0,
+                                              lo1, lo0, lo1, lo0, lo1, hi0, hi1, hi0, hi1, hi0, hi1,
+                                              hi0, hi1, hi0, hi1, hi0, hi1, hi0, hi1, hi0, hi1);
+        const __m256i scale = _mm256_shuffle_epi8(half_scales, pick);
+        for (int t = 0; t < T; ++t) {
+          const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
+          sumi[t] = _mm256_add_epi32(
+              sumi[t], dot_u8s8_scaled(q[g], loadu256(a->qs + 128 * h + 32 * g), scale));
+        }
+      }
+    }
+    const float d = f16(b->d);
+    for (int t = 0; t < T; ++t) {
+      const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
+      const float s = d * a->d;
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_set1_ps(s), acc[t]);
+      // the -32 of every quant, through the per-16 sums
+      const int32_t offset = hsum_i32(_mm256_madd_epi16(scales16, loadu256(a->bsums)));
+      accs[t] -= 32.0f * s * static_cast<float>(offset);
+    }
+  }
+  static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
+};
+
+// ---- tiles --------------------------------------------------------------------------------
+
+// y for rows [r0, r0+R) x tokens [t0, t0+T).
+template <class K, int R, int T>
+void tile(const MatmulJob& j, int64_t r0, int64_t t0) {
+  __m256 acc[R][T];
+  float accs[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) {
+      acc[r][t] = _mm256_setzero_ps();
+      accs[r][t] = 0;
+    }
+  const uint8_t* w[R];
+  const uint8_t* x[T];
+  for (int r = 0; r < R; ++r) w[r] = j.w + (r0 + r) * j.w_stride;
+  for (int t = 0; t < T; ++t) x[t] = j.x + (t0 + t) * j.x_stride;
+  const int64_t nb = j.cols / K::kElems;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* xb[T];
+    for (int t = 0; t < T; ++t) xb[t] = x[t] + b * K::kXBytes;
+    for (int r = 0; r < R; ++r) K::template block<T>(w[r] + b * K::kWBytes, xb, acc[r], accs[r]);
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) {
+      float v = hsum(acc[r][t]) + accs[r][t];
+      if constexpr (K::kTail) v += K::tail(w[r], x[t], nb * K::kElems, j.cols);
+      j.y[(t0 + t) * j.y_stride + r0 + r] = v;
+    }
+}
+
+// Picks the tile instantiation for a partial tile of `tokens` (1..kTileTokens).
+template <class K, int R, int T = kTileTokens>
+void tile_tokens(const MatmulJob& j, int64_t r0, int64_t t0, int tokens) {
+  if constexpr (T > 1) {
+    if (tokens < T) return tile_tokens<K, R, T - 1>(j, r0, t0, tokens);
+  }
+  tile<K, R, T>(j, r0, t0);
+}
+
+template <class K>
+void matmul_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
+  int64_t r = r0;
+  // Row tiles outermost: a tile's weights stay in L1/L2 while every token passes over them.
+  for (; r + kTileRows <= r1; r += kTileRows)
+    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens)
+      tile_tokens<K, kTileRows>(j, r, t,
+                                static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t)));
+  for (; r < r1; ++r)
+    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens)
+      tile_tokens<K, 1>(j, r, t, static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t)));
+}
+
+void fill_matmul(KernelTable& t) {
+  t.matmul[static_cast<int>(DType::F32)] = matmul_rows<FloatKernel<F32W>>;
+  t.matmul[static_cast<int>(DType::F16)] = matmul_rows<FloatKernel<F16W>>;
+  t.matmul[static_cast<int>(DType::BF16)] = matmul_rows<FloatKernel<BF16W>>;
+  t.matmul[static_cast<int>(DType::Q8_0)] = matmul_rows<Q8_0Kernel>;
+  t.matmul[static_cast<int>(DType::Q4_0)] = matmul_rows<Q4_0Kernel>;
+  t.matmul[static_cast<int>(DType::Q4_K)] = matmul_rows<K4Kernel<BlockQ4_K, false>>;
+  t.matmul[static_cast<int>(DType::Q5_K)] = matmul_rows<K4Kernel<BlockQ5_K, true>>;
+  t.matmul[static_cast<int>(DType::Q6_K)] = matmul_rows<Q6_KKernel>;
+}
+
+}  // namespace
+}  // namespace triattn::ops

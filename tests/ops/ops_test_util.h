@@ -1,0 +1,93 @@
+#pragma once
+// Helpers shared by the ops tests: seeded random data, weight rows of every type, and a guard
+// that forces an instruction set for one test and restores the default afterwards.
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/half.h"
+#include "ops/ops.h"
+
+namespace triattn::ops::testing {
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+// Quantizes rows x cols normal floats into `type`.
+inline std::vector<uint8_t> quantized_weights(DType type, int64_t rows, int64_t cols,
+                                              uint32_t seed) {
+  const std::vector<float> f = random_floats(static_cast<size_t>(rows * cols), seed, 0.5f);
+  std::vector<uint8_t> out(row_bytes(type, cols) * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    quantize_row(type, f.data() + r * cols, out.data() + r * row_bytes(type, cols), cols);
+  return out;
+}
+
+// Random bytes for every quant and scale field, with the f16 super-scales replaced by sane
+// random values: covers quants and scales a quantizer never writes (Q8_0 -128, negative
+// Q6_K scales, 6-bit scales with the top bits set, negative d/dmin).
+inline std::vector<uint8_t> random_blocks(DType type, int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> out(row_bytes(type, cols) * static_cast<size_t>(rows));
+  for (uint8_t& b : out) b = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<float> scale(-0.02f, 0.02f);
+  const size_t bb = block_bytes(type);
+  auto put = [&](size_t off) {
+    const uint16_t h = f32_to_f16(scale(rng));
+    std::memcpy(out.data() + off, &h, 2);
+  };
+  for (size_t b = 0; b < out.size() / bb; ++b) {
+    const size_t base = b * bb;
+    switch (type) {
+      case DType::Q8_0:
+      case DType::Q4_0:
+        put(base);
+        break;
+      case DType::Q4_K:
+      case DType::Q5_K:
+        put(base);
+        put(base + 2);
+        break;
+      case DType::Q6_K:
+        put(base + 208);
+        break;
+      case DType::F16:  // plain types: make every element a sane finite value
+      case DType::BF16:
+      case DType::F32:
+        break;
+      case DType::I32:
+        break;
+    }
+  }
+  if (type == DType::F16 || type == DType::BF16 || type == DType::F32) {
+    const std::vector<float> f = random_floats(out.size(), seed);
+    const int64_t n = static_cast<int64_t>(out.size() / (type == DType::F32 ? 4 : 2));
+    quantize_row(type, f.data(), out.data(), n);
+  }
+  return out;
+}
+
+// Forces an ISA for the lifetime of the guard.
+class IsaGuard {
+ public:
+  explicit IsaGuard(Isa isa) { set_isa_for_testing(isa); }
+  ~IsaGuard() { set_isa_for_testing(supported_isas().back()); }
+  IsaGuard(const IsaGuard&) = delete;
+  IsaGuard& operator=(const IsaGuard&) = delete;
+};
+
+inline const std::vector<DType>& weight_types() {
+  static const std::vector<DType> t = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
+                                       DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+  return t;
+}
+
+}  // namespace triattn::ops::testing

@@ -1,0 +1,155 @@
+// matmul for every weight type, on every ISA this CPU has, against the double-precision
+// reference, over odd shapes (rows not a multiple of the tile, partial token tiles, float
+// tails) and thread counts 1/2/3. Quantized types quantize the activations, so the
+// tolerance is the exact bound of that error: sum_i |w_i| * d_x(i) / 2.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "ops/ops.h"
+#include "ops/reference.h"
+#include "ops_test_util.h"
+
+namespace triattn::ops {
+namespace {
+
+using testing::IsaGuard;
+
+bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+std::vector<int64_t> cols_for(DType t) {
+  if (is_float(t)) return {1, 7, 13, 100, 264};
+  if (block_size(t) == 32) return {32, 96, 416};
+  return {256, 512};
+}
+
+// Per output tolerance: activation quantization bound plus float accumulation slack.
+std::vector<double> tolerances(DType t, const std::vector<float>& wd, const std::vector<float>& x,
+                               int64_t rows, int64_t cols, int64_t n_tokens) {
+  const int64_t qblock = is_float(t) ? 0 : (block_size(t) == 32 ? 32 : 256);
+  std::vector<double> tol(static_cast<size_t>(rows * n_tokens));
+  for (int64_t tk = 0; tk < n_tokens; ++tk) {
+    const float* xt = x.data() + tk * cols;
+    std::vector<double> half_step(static_cast<size_t>(cols), 0.0);
+    if (qblock)
+      for (int64_t b = 0; b < cols; b += qblock) {
+        float amax = 0;
+        for (int64_t i = b; i < b + qblock; ++i) amax = std::max(amax, std::fabs(xt[i]));
+        for (int64_t i = b; i < b + qblock; ++i) half_step[i] = amax / 127.0 / 2.0;
+      }
+    for (int64_t r = 0; r < rows; ++r) {
+      double qerr = 0, mag = 0;
+      for (int64_t i = 0; i < cols; ++i) {
+        const double w = std::fabs(wd[r * cols + i]);
+        qerr += w * half_step[i];
+        mag += w * std::fabs(xt[i]);
+      }
+      tol[tk * rows + r] = qerr * 1.0001 + 1e-5 * mag + 1e-30;
+    }
+  }
+  return tol;
+}
+
+class MatmulTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(MatmulTest, MatchesReferenceOnEveryIsaShapeAndThreadCount) {
+  const DType t = GetParam();
+  std::vector<std::unique_ptr<ThreadPool>> pools;
+  for (int n : {1, 2, 3}) pools.push_back(std::make_unique<ThreadPool>(n));
+  const std::vector<Isa> isas = supported_isas();
+  uint32_t seed = 1;
+  for (int64_t cols : cols_for(t))
+    for (int64_t rows : {1, 5, 37})
+      for (bool arbitrary : {false, true}) {
+        const std::vector<uint8_t> wbytes = arbitrary
+                                                ? testing::random_blocks(t, rows, cols, ++seed)
+                                                : testing::quantized_weights(t, rows, cols, ++seed);
+        TensorView w{t, {rows, cols}, wbytes.data()};
+        std::vector<float> wd(static_cast<size_t>(rows * cols));
+        for (int64_t r = 0; r < rows; ++r)
+          ref::dequantize_row(t, w.row(r), wd.data() + r * cols, cols);
+        for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 33}) {
+          SCOPED_TRACE(::testing::Message()
+                       << "rows " << rows << " cols " << cols << " tokens " << n_tokens
+                       << (arbitrary ? " arbitrary" : " quantized"));
+          const std::vector<float> x =
+              testing::random_floats(static_cast<size_t>(n_tokens * cols), ++seed);
+          std::vector<float> expect(static_cast<size_t>(rows * n_tokens));
+          ref::matmul(w, x.data(), n_tokens, expect.data());
+          const std::vector<double> tol = tolerances(t, wd, x, rows, cols, n_tokens);
+          for (Isa isa : isas) {
+            IsaGuard guard(isa);
+            std::vector<float> serial(expect.size(), NAN);
+            matmul(w, x.data(), n_tokens, serial.data(), nullptr);
+            for (size_t i = 0; i < serial.size(); ++i)
+              ASSERT_NEAR(serial[i], expect[i], tol[i]) << isa_name(isa) << " output " << i;
+            // Threads split rows only, so results must not depend on the thread count.
+            for (auto& pool : pools) {
+              std::vector<float> y(expect.size(), NAN);
+              matmul(w, x.data(), n_tokens, y.data(), pool.get());
+              for (size_t i = 0; i < y.size(); ++i)
+                ASSERT_EQ(y[i], serial[i])
+                    << isa_name(isa) << " threads " << pool->size() << " output " << i;
+            }
+          }
+        }
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest, ::testing::ValuesIn(testing::weight_types()),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST(Matmul, LargeMatrixSplitsRowsAcrossThreads) {
+  // Enough rows that every thread gets several grains, on the default ISA.
+  const int64_t rows = 203, cols = 1024, n_tokens = 9;
+  for (DType t : {DType::Q8_0, DType::Q4_K, DType::F16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::vector<uint8_t> wbytes = testing::quantized_weights(t, rows, cols, 99);
+    TensorView w{t, {rows, cols}, wbytes.data()};
+    const std::vector<float> x = testing::random_floats(static_cast<size_t>(n_tokens * cols), 98);
+    std::vector<float> expect(static_cast<size_t>(rows * n_tokens)), y(expect.size());
+    ref::matmul(w, x.data(), n_tokens, expect.data());
+    ThreadPool pool(3);
+    matmul(w, x.data(), n_tokens, y.data(), &pool);
+    double err = 0, mag = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      err = std::max(err, std::fabs(static_cast<double>(y[i]) - expect[i]));
+      mag = std::max(mag, std::fabs(static_cast<double>(expect[i])));
+    }
+    EXPECT_LT(err, 0.02 * mag);  // Q8 activations: well under 2% of the largest output
+    EXPECT_GT(mag, 1.0);
+  }
+}
+
+TEST(Matmul, RejectsBadWeights) {
+  std::vector<float> buf(64, 1.0f), y(64);
+  TensorView one_d{DType::F32, {64}, buf.data()};
+  EXPECT_THROW(matmul(one_d, buf.data(), 1, y.data(), nullptr), Error);
+  TensorView ints{DType::I32, {2, 32}, buf.data()};
+  EXPECT_THROW(matmul(ints, buf.data(), 1, y.data(), nullptr), Error);
+  TensorView partial{DType::Q8_0, {1, 48}, buf.data()};
+  EXPECT_THROW(matmul(partial, buf.data(), 1, y.data(), nullptr), Error);
+}
+
+TEST(Isa, ForcingEachSupportedIsaTakesEffect) {
+  const std::vector<Isa> isas = supported_isas();
+  ASSERT_FALSE(isas.empty());
+  EXPECT_EQ(isas.front(), Isa::Scalar);
+  for (Isa isa : isas) {
+    IsaGuard guard(isa);
+    EXPECT_EQ(active_isa(), isa);
+  }
+  EXPECT_EQ(active_isa(), isas.back());
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) {
+    EXPECT_EQ(isas.back(), Isa::Avx512);
+  }
+#endif
+}
+
+}  // namespace
+}  // namespace triattn::ops
