@@ -24,7 +24,8 @@ GenerateResult generate(const Model& model, Forward& forward, Sequence& seq, std
   seq.stats().prefill_seconds += seconds_since(t0);
   seq.stats().prompt_tokens += static_cast<int64_t>(prompt.size());
 
-  StreamDecoder decoder(tok);
+  // The dummy-prefix space is dropped only for a token right after BOS (an empty prompt).
+  StreamDecoder decoder(tok, prompt.back() == tok.bos_id());
   r.finish_reason = "length";
   t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < opt.n_predict; ++i) {

@@ -376,8 +376,8 @@ void expect_same_model(const std::string& preset) {
     ASSERT_EQ(gt->shape, ht->shape) << gg;
     const bool rope_rows = permuted && (gg.find("attn_q.") != std::string::npos ||
                                         gg.find("attn_k.") != std::string::npos ||
-                                        (gg.find("_norm.weight") != std::string::npos &&
-                                         gg.find("attn_") != std::string::npos));
+                                        gg.find("attn_q_norm.") != std::string::npos ||
+                                        gg.find("attn_k_norm.") != std::string::npos);
     const auto hv = to_f32(ht->type, ht->data, ht->view().numel());
     const auto gv = to_f32(gt->type, gt->data, gt->view().numel());
     const int64_t cols = ht->shape.back();

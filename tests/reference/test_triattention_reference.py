@@ -29,8 +29,10 @@ TOL_SCORES = 1e-4
 C.binary()
 TS = os.path.join(C.shared_dir(), "models", "tinystories-656k")
 TEXT = os.path.normpath(os.path.join(HERE, "..", "data", "calibration_stories.txt"))
-PROMPT = ("Once upon a time, there was a little girl named Lily. She loved to play outside in the park. "
-          "One day, she saw a big red ball under a tree.")
+# About 170 tokens.
+PROMPT = " ".join(["Once upon a time, there was a little girl named Lily. She loved to play outside in the park.",
+                   "One day, she saw a big red ball under a tree. She ran to get it, but a dog took it first.",
+                   "Lily was sad, so her mom gave her a cookie and a hug."] * 4)
 work = C.work_dir("triattention")
 c = C.Checks("TriAttention reference")
 model = R.load(TS)
