@@ -28,7 +28,8 @@ int cmd_generate(const std::vector<std::string>& args) {
   app.add_option("-n,--n-predict", n_predict, "tokens to generate")->capture_default_str();
   app.add_flag("--chat", chat, "wrap the prompt as a user message in the model's chat template");
   app.add_option("--system", popt.system, "system message (with --chat)");
-  app.add_flag("--json", json, "print one JSON object (text, tokens, prompt_tokens, stats)");
+  add_chat_template_options(app, popt.chat_opt);
+  app.add_flag("--json", json, "print one JSON object (text, tokens, prompt_text, prompt_token_ids, stats)");
   app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
   add_threads_option(app, threads);
   add_sampling_options(app, sp);
@@ -38,10 +39,13 @@ int cmd_generate(const std::vector<std::string>& args) {
   if (!prompt.empty() && !prompt_file.empty()) fail("give the prompt with -p or -f, not both");
   if (!prompt_file.empty()) prompt = read_text_file(prompt_file);
   if (n_predict < 0) fail("-n must be >= 0");
+  if (!chat && (popt.chat_opt.no_think || !popt.chat_opt.template_path.empty()))
+    fail("--no-think and --chat-template need --chat");
 
   auto model = Model::load(model_path);
   popt.chat = chat;
-  const std::vector<int32_t> prompt_ids = build_prompt(*model, prompt, popt);
+  const BuiltPrompt built = build_prompt(*model, prompt, popt);
+  const std::vector<int32_t>& prompt_ids = built.ids;
   ThreadPool pool(threads);
   Forward forward(*model, &pool);
   PolicyFactory policies(*model, kv.settings);
@@ -53,7 +57,8 @@ int cmd_generate(const std::vector<std::string>& args) {
 
   TextCallback stream;
   if (!json) {
-    std::cout << model->tokenizer().decode(prompt_ids) << std::flush;
+    // A chat prompt is template markup: show only the reply.
+    if (!chat) std::cout << model->tokenizer().decode(prompt_ids) << std::flush;
     stream = [](const std::string& text) {
       std::cout << text << std::flush;
       return true;
@@ -65,6 +70,8 @@ int cmd_generate(const std::vector<std::string>& args) {
     nlohmann::json out = {{"text", r.text},
                           {"tokens", r.tokens},
                           {"prompt_tokens", s.prompt_tokens},
+                          {"prompt_text", built.text},
+                          {"prompt_token_ids", prompt_ids},
                           {"finish_reason", r.finish_reason},
                           {"kv_policy", kv.settings.policy},
                           {"stats", s.to_json()}};

@@ -8,6 +8,7 @@ namespace triattn::cli {
 
 int cmd_generate(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_bench(const std::vector<std::string>& args);
 int cmd_logits(const std::vector<std::string>& args);      // dev: logits for given tokens
 int cmd_make_model(const std::vector<std::string>& args);  // random-weight models
 int cmd_scores(const std::vector<std::string>& args);      // dev: TriAttention key scores

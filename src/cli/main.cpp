@@ -19,6 +19,7 @@ struct Command {
 const Command kCommands[] = {
     {"generate", triattn::cli::cmd_generate, "generate text from a prompt (optionally with KV compression)", false},
     {"calibrate", triattn::cli::cmd_calibrate, "measure per-head query statistics for TriAttention", false},
+    {"bench", triattn::cli::cmd_bench, "measure speed, KV memory and scoring overhead per KV policy and depth", false},
     {"make-model", triattn::cli::cmd_make_model, "write a random-weight model of a real shape (GGUF or HF)", false},
     {"logits", triattn::cli::cmd_logits, "print the logits of a token sequence as JSON (for checks)", false},
     {"scores", triattn::cli::cmd_scores, "print TriAttention key scores after a prompt (for checks)", false},

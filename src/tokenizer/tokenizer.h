@@ -72,5 +72,11 @@ std::unique_ptr<Tokenizer> load_tokenizer_gguf(const GgufFile& gguf);
 // tokenizer.json (+ tokenizer_config.json for BOS/chat template) in an HF model directory.
 std::unique_ptr<Tokenizer> load_tokenizer_hf_dir(const std::string& dir);
 std::unique_ptr<Tokenizer> load_tokenizer_llama2c(const std::string& tok_bin_path);
+// Just the vocabulary of whatever PATH is, without loading weights: a .gguf (model or
+// vocab-only), an HF model directory, a tokenizer-only directory (tokenizer.json,
+// vocab.json + merges.txt, or a tiktoken tokenizer.model), one of those files itself, a
+// llama2.c tokenizer (tokNNN.bin / tokenizer.bin) or a llama2.c checkpoint (.bin, whose
+// tokenizer lies beside it). Error naming the path and what was looked for otherwise.
+std::unique_ptr<Tokenizer> load_tokenizer_any(const std::string& path);
 
 }  // namespace triattn

@@ -1,0 +1,283 @@
+// triattn bench: throughput, memory and scoring overhead of each KV policy at several cache
+// depths, beside the machine's measured memory bandwidth (the decode roofline).
+//   pp: a prefill of --pp tokens from an empty cache (matrix-matrix speed).
+//   tg: --tg decode steps after the cache holds `depth` tokens. The depth is filled with
+//       synthetic cache contents (cli/bench_synthetic_kv.h) through the policy's own pruning,
+//       because a real prefill of 32K tokens would take far longer than the measurement.
+// Every figure is the median over --reps repetitions (interleaved across policies and depths,
+// so a noisy neighbour on a shared machine hits all of them alike), with its spread.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cli/bench_bandwidth.h"
+#include "cli/bench_calibration.h"
+#include "cli/bench_measure.h"
+#include "cli/bench_synthetic_kv.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace triattn::cli {
+
+namespace {
+
+struct BenchOptions {
+  std::string model_path;
+  int threads = 0;
+  int reps = 3;
+  std::vector<int64_t> depths{0, 4096, 16384};
+  std::vector<std::string> policies{"full", "triattention"};
+  int64_t pp = 512, tg = 128;
+  int64_t probe_mib = 1024;
+  int probe_runs = 5;
+  int64_t sample_tokens = 64;
+  uint64_t seed = 1;
+  bool json = false;
+};
+
+// One (policy, depth) cell: every repetition's raw figures.
+struct Cell {
+  std::vector<double> pp_tok_s, tg_tok_s, scoring_share;
+  std::vector<DecodeMeasure> decode;
+};
+
+// Elements of the matrices every token is multiplied by (the FLOP count of a prefill token,
+// ignoring attention and the output projection, which prefill computes for the last token only).
+int64_t matmul_params(const Model& m) {
+  int64_t n = 0;
+  for (const LayerWeights& L : m.weights().layers)
+    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) n += t->numel();
+  return n;
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown";
+}
+
+const PolicyInfo* find_policy(const std::string& name) {
+  for (const PolicyInfo& p : kv_policy_list())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+void validate(const BenchOptions& o) {
+  if (o.reps < 1) fail("--reps must be at least 1");
+  if (o.pp < 0) fail("--pp must be >= 0 (0 skips the prefill measurement)");
+  if (o.tg < 1) fail("--tg must be at least 1");
+  if (o.depths.empty()) fail("--depths is empty");
+  for (int64_t d : o.depths)
+    if (d < 0) fail("--depths: depth ", d, " is negative");
+  if (o.policies.empty()) fail("--policies is empty");
+  for (const std::string& p : o.policies)
+    if (!find_policy(p)) {
+      std::string known;
+      for (const PolicyInfo& i : kv_policy_list()) known += (known.empty() ? "" : ", ") + i.name;
+      fail("--policies: unknown policy '", p, "' (known: ", known, ")");
+    }
+  if (o.probe_mib < 1) fail("--probe-mib must be at least 1");
+  if (o.probe_runs < 1) fail("--probe-runs must be at least 1");
+  if (o.sample_tokens < 1) fail("--sample-tokens must be at least 1");
+}
+
+}  // namespace
+
+int cmd_bench(const std::vector<std::string>& args) {
+  CLI::App app{"Measure prefill and decode speed, KV memory and scoring overhead per KV policy and cache depth",
+               "triattn bench"};
+  BenchOptions o;
+  KvOptions kv;
+  app.add_option("-m,--model", o.model_path, "model: .gguf file, HF directory or llama2.c .bin")->required();
+  add_threads_option(app, o.threads);
+  app.add_option("--depths", o.depths, "cache depths for the decode measurement (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--policies", o.policies, "KV policies to compare (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--reps", o.reps, "repetitions of every measurement (median and sd reported)")->capture_default_str();
+  app.add_option("--pp", o.pp, "prefill tokens timed from an empty cache (0 = skip)")->capture_default_str();
+  app.add_option("--tg", o.tg, "decode steps timed at each depth")->capture_default_str();
+  app.add_option("--probe-mib", o.probe_mib, "buffer size of the memory bandwidth probe (MiB)")->capture_default_str();
+  app.add_option("--probe-runs", o.probe_runs, "runs of the bandwidth probe (best is reported)")->capture_default_str();
+  app.add_option("--sample-tokens", o.sample_tokens, "real prefill tokens whose keys/values seed the synthetic depth")
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the random prompt and synthetic cache")->capture_default_str();
+  app.add_flag("--json", o.json, "print one JSON object instead of a table");
+  add_kv_options(app, kv);
+  app.remove_option(app.get_option("--kv-policy"));  // --policies replaces it
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  finish_kv_options(kv);
+  validate(o);
+
+  auto model = Model::load(o.model_path);
+  const ModelConfig& cfg = model->config();
+  for (int64_t d : o.depths)
+    if (cfg.context_length > 0 && d + o.tg > cfg.context_length)
+      std::fprintf(stderr, "bench: warning: depth %lld + %lld decode steps exceeds the model's context length %lld\n",
+                   static_cast<long long>(d), static_cast<long long>(o.tg), static_cast<long long>(cfg.context_length));
+  ThreadPool pool(o.threads);
+  Forward forward(*model, &pool);
+
+  std::fprintf(stderr, "bench: %s (%s), %d threads; probing memory bandwidth...\n", o.model_path.c_str(),
+               cfg.describe().c_str(), pool.size());
+  const BandwidthProbe probe = measure_read_bandwidth(pool, static_cast<size_t>(o.probe_mib) << 20, o.probe_runs);
+
+  // TriAttention (and any policy that scores with statistics) needs calibration.
+  std::string calibration = "none needed";
+  bool needs_stats = false;
+  for (const std::string& p : o.policies) needs_stats |= find_policy(p)->needs_stats;
+  if (needs_stats) {
+    if (!kv.settings.stats_path.empty()) {
+      calibration = "stats file " + kv.settings.stats_path;
+    } else {
+      std::fprintf(stderr, "bench: no --stats given: calibrating on the built-in text...\n");
+      const BuiltinCalibration c = calibrate_builtin(*model, pool);
+      kv.settings.params.stats = c.stats;
+      calibration = "built-in text (" + std::to_string(c.tokens) + " tokens, no --stats given)";
+    }
+  }
+  std::map<std::string, std::unique_ptr<PolicyFactory>> factories;
+  for (const std::string& p : o.policies) {
+    KvSettings s = kv.settings;
+    s.policy = p;
+    factories[p] = std::make_unique<PolicyFactory>(*model, s);
+  }
+
+  std::mt19937_64 rng(o.seed);
+  std::vector<int32_t> prompt(static_cast<size_t>(o.pp));
+  for (int32_t& t : prompt) t = static_cast<int32_t>(rng() % static_cast<uint64_t>(cfg.vocab_size));
+  const int32_t first_token = static_cast<int32_t>(rng() % static_cast<uint64_t>(cfg.vocab_size));
+  SyntheticKv filler(*model, forward, o.sample_tokens, o.seed);
+
+  std::map<std::pair<std::string, int64_t>, Cell> cells;
+  for (int rep = 0; rep < o.reps; ++rep)
+    for (const std::string& p : o.policies) {
+      double pp_tok_s = 0;
+      if (o.pp > 0) {
+        const double s = time_prefill(*model, forward, *factories[p], prompt);
+        pp_tok_s = s > 0 ? static_cast<double>(o.pp) / s : 0;
+        std::fprintf(stderr, "bench: rep %d/%d %s pp%lld %.2f tok/s\n", rep + 1, o.reps, p.c_str(),
+                     static_cast<long long>(o.pp), pp_tok_s);
+      }
+      for (int64_t d : o.depths) {
+        const DecodeMeasure m = time_decode(*model, forward, *factories[p], filler, d, o.tg, first_token);
+        Cell& c = cells[{p, d}];
+        c.pp_tok_s.push_back(pp_tok_s);
+        c.tg_tok_s.push_back(m.tok_s());
+        c.scoring_share.push_back(m.scoring_share());
+        c.decode.push_back(m);
+        std::fprintf(stderr, "bench: rep %d/%d %s depth %lld tg%lld %.2f tok/s, scoring %.2f%%\n", rep + 1, o.reps,
+                     p.c_str(), static_cast<long long>(d), static_cast<long long>(o.tg), m.tok_s(),
+                     100 * m.scoring_share());
+      }
+    }
+
+  const double weight_bytes = static_cast<double>(model->weight_bytes());
+  const double flops_per_token = 2.0 * static_cast<double>(matmul_params(*model));
+  nlohmann::json runs = nlohmann::json::array();
+  for (const std::string& p : o.policies)
+    for (int64_t d : o.depths) {
+      const Cell& c = cells[{p, d}];
+      const Spread pp = spread(c.pp_tok_s), tg = spread(c.tg_tok_s), sc = spread(c.scoring_share);
+      double kv_read = 0;
+      size_t peak_bytes = 0;
+      int64_t peak_tokens = 0, prunes = 0;
+      for (const DecodeMeasure& m : c.decode) {
+        kv_read += m.kv_read_bytes / static_cast<double>(c.decode.size());
+        peak_bytes = std::max(peak_bytes, m.kv_peak_bytes);
+        peak_tokens = std::max(peak_tokens, m.kv_peak_tokens);
+        prunes = std::max(prunes, m.prune_events);
+      }
+      const double bw = (weight_bytes + kv_read) * tg.median / 1e9;
+      runs.push_back({{"policy", p},
+                      {"depth", d},
+                      {"pp_tok_s", pp.median},
+                      {"pp_tok_s_sd", pp.sd},
+                      {"gflops", flops_per_token * pp.median / 1e9},
+                      {"tg_tok_s", tg.median},
+                      {"tg_tok_s_sd", tg.sd},
+                      {"kv_peak_bytes", peak_bytes},
+                      {"kv_peak_tokens", peak_tokens},
+                      {"kv_bytes_per_token", kv_read},
+                      {"scoring_share", sc.median},
+                      {"prune_events", prunes},
+                      {"bandwidth_gbs", bw},
+                      {"bandwidth_share", probe.best_gbs > 0 ? bw / probe.best_gbs : 0},
+                      {"weight_bytes", model->weight_bytes()},
+                      {"synthetic_depth", true},
+                      {"reps", o.reps}});
+    }
+
+  const KvSettings& s = kv.settings;
+  if (o.json) {
+    nlohmann::json out = {
+        {"model",
+         {{"path", o.model_path},
+          {"description", cfg.describe()},
+          {"weight_type", model->weight_type_name()},
+          {"weight_bytes", model->weight_bytes()},
+          {"matmul_params", matmul_params(*model)}}},
+        {"machine",
+         {{"bandwidth_gbs", probe.best_gbs},
+          {"threads", pool.size()},
+          {"cpu", cpu_model_name()},
+          {"probe_bytes", probe.bytes},
+          {"probe_runs", probe.runs}}},
+        {"settings",
+         {{"pp_tokens", o.pp},
+          {"tg_tokens", o.tg},
+          {"reps", o.reps},
+          {"kv_type", kv.cache_type},
+          {"kv_budget", s.params.budget},
+          {"divide_length", s.params.divide_length},
+          {"window", s.params.window},
+          {"pruning_mode", std::string(pruning_mode_name(s.params.mode))},
+          {"synthetic_depth", true},
+          {"synthetic_sample_tokens", filler.sample_tokens()},
+          {"calibration", calibration}}},
+        {"runs", runs}};
+    std::cout << out.dump(1) << "\n";
+    return 0;
+  }
+
+  std::printf("model     %s\n          %s, weights %s, %.1f MiB read per token\n", o.model_path.c_str(),
+              cfg.describe().c_str(), model->weight_type_name().c_str(), weight_bytes / 1048576.0);
+  std::printf("machine   %s, %d threads, read bandwidth %.1f GB/s (%zu MiB probe, best of %d)\n",
+              cpu_model_name().c_str(), pool.size(), probe.best_gbs, probe.bytes >> 20, probe.runs);
+  std::printf("settings  KV %s, B=%lld, beta=%lld, W=%lld, %s; calibration: %s\n", kv.cache_type.c_str(),
+              static_cast<long long>(s.params.budget), static_cast<long long>(s.params.divide_length),
+              static_cast<long long>(s.params.window), std::string(pruning_mode_name(s.params.mode)).c_str(),
+              calibration.c_str());
+  std::printf("          pp%lld from an empty cache; tg%lld after the cache holds `depth` tokens of synthetic KV\n"
+              "          (sampled from a real %lld-token prefill, pruned by the policy as a real prefill would be);\n"
+              "          medians of %d reps (sd); GB/s = (weights + KV read per token) x tok/s\n\n",
+              static_cast<long long>(o.pp), static_cast<long long>(o.tg), static_cast<long long>(filler.sample_tokens()),
+              o.reps);
+  std::printf("%-13s %7s %10s %8s %18s %10s %10s %8s %8s %6s\n", "policy", "depth", "pp tok/s", "GFLOP/s",
+              "tg tok/s (sd)", "KVpk MiB", "KVrd MiB", "score %", "GB/s", "% bw");
+  for (const nlohmann::json& r : runs) {
+    char tg[32];
+    std::snprintf(tg, sizeof tg, "%.2f (%.2f)", r["tg_tok_s"].get<double>(), r["tg_tok_s_sd"].get<double>());
+    std::printf("%-13s %7lld %10.1f %8.1f %18s %10.1f %10.1f %8.2f %8.2f %6.1f\n",
+                r["policy"].get<std::string>().c_str(), static_cast<long long>(r["depth"].get<int64_t>()),
+                r["pp_tok_s"].get<double>(), r["gflops"].get<double>(), tg,
+                r["kv_peak_bytes"].get<double>() / 1048576.0, r["kv_bytes_per_token"].get<double>() / 1048576.0,
+                100 * r["scoring_share"].get<double>(), r["bandwidth_gbs"].get<double>(),
+                100 * r["bandwidth_share"].get<double>());
+  }
+  return 0;
+}
+
+}  // namespace triattn::cli
