@@ -18,6 +18,8 @@ struct Command {
 
 const Command kCommands[] = {
     {"generate", triattn::cli::cmd_generate, "generate text from a prompt (optionally with KV compression)", false},
+    {"chat", triattn::cli::cmd_chat, "interactive conversation with the model's chat template", false},
+    {"tokenize", triattn::cli::cmd_tokenize, "show the token ids of a text (vocabulary only, no weights)", false},
     {"calibrate", triattn::cli::cmd_calibrate, "measure per-head query statistics for TriAttention", false},
     {"bench", triattn::cli::cmd_bench, "measure speed, KV memory and scoring overhead per KV policy and depth", false},
     {"make-model", triattn::cli::cmd_make_model, "write a random-weight model of a real shape (GGUF or HF)", false},

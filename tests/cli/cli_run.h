@@ -1,0 +1,91 @@
+#pragma once
+// Runs the triattn binary the way a user would (through the shell, stdin from a file) and
+// captures exit code, stdout and stderr; plus a scratch directory removed after the test.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace triattn::test {
+
+inline std::string shared_path(const std::string& rel) { return std::string(TRIATTN_SHARED_DIR) + "/" + rel; }
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+}
+
+// Single-quoted for sh: safe for any byte but NUL.
+inline std::string sh_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("triattn_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct RunResult {
+  int rc = -1;
+  std::string out, err;
+};
+
+// triattn <args...>, stdin from `input` (empty: /dev/null). Arguments are quoted here.
+inline RunResult run_triattn(const std::vector<std::string>& args, const std::string& input = "") {
+  ScratchDir io;
+  const auto in = io / "stdin", out = io / "stdout", err = io / "stderr";
+  write_file(in, input);
+  std::string cmd = sh_quote(TRIATTN_BINARY);
+  for (const std::string& a : args) cmd += " " + sh_quote(a);
+  cmd += " < " + sh_quote(in.string()) + " > " + sh_quote(out.string()) + " 2> " + sh_quote(err.string());
+  const int status = std::system(cmd.c_str());
+  RunResult r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+// A copy of a (read-only) shared model directory that a test may add files to.
+inline void copy_dir_files(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::filesystem::create_directories(to);
+  for (const auto& e : std::filesystem::directory_iterator(from)) {
+    if (!e.is_regular_file()) continue;
+    const auto dst = to / e.path().filename();
+    std::filesystem::copy_file(e.path(), dst, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::permissions(dst, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  }
+}
+
+}  // namespace triattn::test
