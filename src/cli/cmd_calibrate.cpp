@@ -32,8 +32,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   add_threads_option(app, threads);
   if (int rc = parse(app, args); rc >= 0) return rc;
 
-  auto type = dtype_from_name(kv_type);
-  if (!type || (*type != DType::F16 && *type != DType::F32)) fail("--kv-type must be f16 or f32");
+  const DType cache_type = parse_kv_type(kv_type);
   const std::string text = read_text_file(input);
   auto model = Model::load(model_path);
   std::cerr << "calibrate: " << model->config().describe() << "\n";
@@ -43,7 +42,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   opt.max_tokens = max_tokens;
   opt.window = window;
   opt.chunk = chunk;
-  opt.kv_type = *type;
+  opt.kv_type = cache_type;
   opt.pool = &pool;
   const auto t0 = std::chrono::steady_clock::now();
   opt.progress = [&](int64_t done, int64_t total) {

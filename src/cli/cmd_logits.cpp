@@ -24,27 +24,17 @@ int cmd_logits(const std::vector<std::string>& args) {
   add_threads_option(app, threads);
   if (int rc = parse(app, args); rc >= 0) return rc;
   if (tokens.empty() == prompt.empty()) fail("give exactly one of --tokens or -p");
+  const DType cache_type = parse_kv_type(kv_type);
   auto model = Model::load(model_path);
   const Tokenizer& tok = model->tokenizer();
   const std::vector<int32_t> ids = tokens.empty() ? tok.encode(prompt, tok.add_bos_default()) : parse_token_list(tokens);
-  auto type = dtype_from_name(kv_type);
-  if (!type || (*type != DType::F16 && *type != DType::F32)) fail("--kv-type must be f16 or f32");
-
-  const ModelConfig& c = model->config();
-  KvCache cache(KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, *type}, static_cast<int64_t>(ids.size()));
-  ThreadPool pool(threads);
-  Forward forward(*model, &pool);
-  ForwardItem item;
-  item.cache = &cache;
-  item.tokens = ids;
-  item.logits = all ? ForwardItem::Logits::All : ForwardItem::Logits::Last;
-  std::vector<std::vector<float>> logits;
-  forward.run(std::span<const ForwardItem>(&item, 1), logits);
-
+  const FreshRun run = run_fresh(*model, ids, cache_type,
+                                 all ? ForwardItem::Logits::All : ForwardItem::Logits::Last, threads);
+  const std::vector<float>& logits = run.logits;
   nlohmann::json rows = nlohmann::json::array();
-  const size_t V = static_cast<size_t>(c.vocab_size);
-  for (size_t r = 0; r * V < logits[0].size(); ++r)
-    rows.push_back(std::vector<float>(logits[0].begin() + r * V, logits[0].begin() + (r + 1) * V));
+  const size_t V = static_cast<size_t>(model->config().vocab_size);
+  for (size_t r = 0; r * V < logits.size(); ++r)
+    rows.push_back(std::vector<float>(logits.begin() + r * V, logits.begin() + (r + 1) * V));
   std::cout << nlohmann::json{{"tokens", ids}, {"logits", rows}}.dump() << "\n";
   return 0;
 }

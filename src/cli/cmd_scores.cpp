@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "engine/kv_setup.h"
 #include "kv/triattention_score.h"
 #include "model/forward.h"
 
@@ -29,8 +30,7 @@ int cmd_scores(const std::vector<std::string>& args) {
   add_threads_option(app, threads);
   if (int rc = parse(app, args); rc >= 0) return rc;
 
-  auto type = dtype_from_name(kv_type);
-  if (!type || (*type != DType::F16 && *type != DType::F32)) fail("--kv-type must be f16 or f32");
+  const DType cache_type = parse_kv_type(kv_type);
   auto model = Model::load(model_path);
   const ModelConfig& c = model->config();
   auto stats = load_stats(stats_path, c);
@@ -38,23 +38,9 @@ int cmd_scores(const std::vector<std::string>& args) {
   const std::vector<int32_t> ids = tok.encode(prompt, tok.add_bos_default());
   if (ids.empty()) fail("the prompt is empty");
 
-  KvCache cache(KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, *type}, static_cast<int64_t>(ids.size()));
-  ThreadPool pool(threads);
-  Forward forward(*model, &pool);
-  ForwardItem item;
-  item.cache = &cache;
-  item.tokens = ids;
-  item.logits = ForwardItem::Logits::None;
-  std::vector<std::vector<float>> logits;
-  forward.run(std::span<const ForwardItem>(&item, 1), logits);
-
-  AttentionGeometry g;
-  g.n_layers = c.n_layers;
-  g.n_heads = c.n_heads;
-  g.n_kv_heads = c.n_kv_heads;
-  g.head_dim = c.head_dim;
-  g.rope_freqs = c.rope_freqs();
-  g.attn_factor = c.rope_attn_factor();
+  const FreshRun run = run_fresh(*model, ids, cache_type, ForwardItem::Logits::None, threads);
+  const KvCache& cache = run.cache;
+  const AttentionGeometry g = attention_geometry(c);
   TriAttentionScorer scorer(stats, g, max_offset_log2);
   const int64_t p = cache.n_processed();
   scorer.prepare(p);

@@ -57,9 +57,7 @@ void finish_kv_options(KvOptions& kv) {
   auto mode = pruning_mode_from_name(kv.pruning_mode);
   if (!mode) fail("--pruning-mode '", kv.pruning_mode, "' is not one of per_head, per_layer_per_head, per_layer, global");
   kv.settings.params.mode = *mode;
-  auto type = dtype_from_name(kv.cache_type);
-  if (!type || (*type != DType::F16 && *type != DType::F32)) fail("--kv-type '", kv.cache_type, "' must be f16 or f32");
-  kv.settings.cache_type = *type;
+  kv.settings.cache_type = parse_kv_type(kv.cache_type);
   if (kv.settings.prefill_chunk <= 0) fail("--prefill-chunk must be positive");
 }
 
@@ -71,6 +69,29 @@ void add_sampling_options(CLI::App& app, SamplerParams& s) {
   app.add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1 = off)")->capture_default_str();
   app.add_option("--repeat-last-n", s.repeat_last_n, "tokens considered by the penalty")->capture_default_str();
   app.add_option("--seed", s.seed, "sampling seed")->capture_default_str();
+}
+
+DType parse_kv_type(const std::string& name) {
+  auto type = dtype_from_name(name);
+  if (!type || (*type != DType::F16 && *type != DType::F32)) fail("--kv-type '", name, "' must be f16 or f32");
+  return *type;
+}
+
+FreshRun run_fresh(const Model& model, std::span<const int32_t> ids, DType kv_type, ForwardItem::Logits logits,
+                   int threads) {
+  const ModelConfig& c = model.config();
+  FreshRun r{KvCache(KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, kv_type}, static_cast<int64_t>(ids.size())),
+             {}};
+  ThreadPool pool(threads);
+  Forward forward(model, &pool);
+  ForwardItem item;
+  item.cache = &r.cache;
+  item.tokens = ids;
+  item.logits = logits;
+  std::vector<std::vector<float>> out;
+  forward.run(std::span<const ForwardItem>(&item, 1), out);
+  r.logits = std::move(out[0]);
+  return r;
 }
 
 std::string read_text_file(const std::string& path) {

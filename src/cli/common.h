@@ -7,6 +7,7 @@
 
 #include "engine/kv_setup.h"
 #include "engine/sampler.h"
+#include "model/forward.h"
 #include "model/model.h"
 
 namespace triattn::cli {
@@ -28,6 +29,18 @@ void add_kv_options(CLI::App& app, KvOptions& kv);
 void finish_kv_options(KvOptions& kv);
 
 void add_sampling_options(CLI::App& app, SamplerParams& s);
+
+// "f16" or "f32" for --kv-type; Error naming the value otherwise.
+DType parse_kv_type(const std::string& name);
+
+// Runs ids through the model on a fresh, uncompressed cache (one sequence, one forward call)
+// and returns the cache and the logits asked for. For the checking commands.
+struct FreshRun {
+  KvCache cache;
+  std::vector<float> logits;  // vocab floats per returned position
+};
+FreshRun run_fresh(const Model& model, std::span<const int32_t> ids, DType kv_type, ForwardItem::Logits logits,
+                   int threads);
 
 // Reads a whole text file ("-" = stdin); Error naming the path when unreadable.
 std::string read_text_file(const std::string& path);
