@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "common/temp_dir.h"
+
 namespace triattn::test {
 
 inline std::string shared_path(const std::string& rel) { return std::string(TRIATTN_SHARED_DIR) + "/" + rel; }
@@ -35,26 +37,7 @@ inline std::string sh_quote(const std::string& s) {
   return q + "'";
 }
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("triattn_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
+using ScratchDir = TempDir;  // common/temp_dir.h
 
 struct RunResult {
   int rc = -1;

@@ -2,6 +2,8 @@
 // Helpers for the formats tests: a unique temporary directory per test, whole-file byte I/O,
 // a deterministic PRNG, and paths of the shared real model files.
 #include <gtest/gtest.h>
+
+#include "common/temp_dir.h"
 #include <unistd.h>
 
 #include <atomic>
@@ -21,32 +23,7 @@ inline const std::string kTinySafetensors = "models/tinystories-656k/model.safet
 inline const std::string kStories = "models/stories260k/stories260K.bin";
 inline const std::string kTok512 = "models/stories260k/tok512.bin";
 
-// Removed (recursively) when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "triattn";
-    for (char& c : name)
-      if (c == '/') c = '_';
-    path_ = std::filesystem::temp_directory_path() /
-            ("triattn-formats-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + name);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using triattn::test::TempDir;  // common/temp_dir.h
 
 inline std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,6 +1,8 @@
 // The random-weight model maker: presets, GGUF and HF outputs that open with the format
 // readers, determinism, and that both formats hold the same model (llama q/k permuted).
 #include <gtest/gtest.h>
+
+#include "common/temp_dir.h"
 #include <unistd.h>
 
 #include <cmath>
@@ -21,25 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("triattn-maker-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(counter++) + "-" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& n) const { return (path_ / n).string(); }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,6 +1,8 @@
 // Model::load over every format: configs read right, layouts fixed, bad inputs named.
 #include <gtest/gtest.h>
 
+#include "common/temp_dir.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -25,19 +27,7 @@ std::string error_of(const std::string& path) {
   return "";
 }
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("triattn_load_" + std::to_string(::getpid()) + "_" +
-                                                   std::to_string(counter_++))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  fs::path operator/(const std::string& s) const { return path_ / s; }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using test::TempDir;
 
 std::vector<float> last_logits(const Model& m, const std::vector<int32_t>& ids) {
   const ModelConfig& c = m.config();

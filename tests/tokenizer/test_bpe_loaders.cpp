@@ -3,6 +3,8 @@
 // path checked against the Qwen2 vectors, and malformed files raising Error.
 #include <gtest/gtest.h>
 
+#include "common/temp_dir.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -26,24 +28,7 @@ using test::bpe_shared;
 
 bool contains(const std::vector<int32_t>& v, int32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// A scratch directory removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path = fs::temp_directory_path() / ("triattn_bpe_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& data) const {
-    const auto p = (path / name).string();
-    std::ofstream(p, std::ios::binary) << data;
-    return p;
-  }
-};
+using test::TempDir;
 
 TEST(BpeLoadVocabMerges, Qwen2SpecialsAndMetadata) {
   auto tok = make_bpe_tokenizer_vocab_merges(bpe_shared("tokenizers/qwen2"), "qwen2");
@@ -100,7 +85,7 @@ TEST(BpeLoadTiktoken, Llama3SpecialsAndBos) {
 TEST(BpeLoadTiktoken, BuiltInSpecialListWithoutConfig) {
   TempDir d;
   // Copy only tokenizer.model: no tokenizer_config.json beside it.
-  const auto p = (d.path / "tokenizer.model").string();
+  const auto p = (d / "tokenizer.model").string();
   fs::copy_file(bpe_shared("tokenizers/llama3/tokenizer.model"), p);
   auto tok = make_bpe_tokenizer_tiktoken(p);
   EXPECT_EQ(tok->vocab_size(), 128256);
@@ -261,7 +246,7 @@ TEST(BpeLoadHf, MalformedTokenizerJsonRaisesError) {
 
 TEST(BpeLoadVocabMerges, MalformedFilesRaiseError) {
   TempDir d;
-  const std::string dir = d.path.string();
+  const std::string dir = d.path().string();
   d.write("vocab.json", R"({"a": 0, "b": 1, "ab": 2})");
   d.write("merges.txt", "#version: 0.2\na b\n");
   EXPECT_EQ(make_bpe_tokenizer_vocab_merges(dir, "gpt-2")->encode("ab", false), std::vector<int32_t>{2});
@@ -278,7 +263,7 @@ TEST(BpeLoadVocabMerges, MalformedFilesRaiseError) {
   EXPECT_THROW(make_bpe_tokenizer_vocab_merges(dir, "gpt-2"), Error);
   d.write("tokenizer_config.json", R"({"added_tokens_decoder": {"x": {"content": "<s>"}}})");
   EXPECT_THROW(make_bpe_tokenizer_vocab_merges(dir, "gpt-2"), Error);
-  EXPECT_THROW(make_bpe_tokenizer_vocab_merges((d.path / "nowhere").string(), "gpt-2"), Error);
+  EXPECT_THROW(make_bpe_tokenizer_vocab_merges((d / "nowhere").string(), "gpt-2"), Error);
 }
 
 TEST(BpeLoadTiktoken, MalformedFilesRaiseError) {
@@ -293,7 +278,7 @@ TEST(BpeLoadTiktoken, MalformedFilesRaiseError) {
   EXPECT_THROW(make_bpe_tokenizer_tiktoken(d.write("badrank.model", "YQ== zero\n")), Error);
   EXPECT_THROW(make_bpe_tokenizer_tiktoken(d.write("order.model", "YQ== 0\nYg== 5\n")), Error);
   EXPECT_THROW(make_bpe_tokenizer_tiktoken(d.write("empty.model", "")), Error);
-  EXPECT_THROW(make_bpe_tokenizer_tiktoken((d.path / "missing.model").string()), Error);
+  EXPECT_THROW(make_bpe_tokenizer_tiktoken((d / "missing.model").string()), Error);
 }
 
 TEST(BpeLoadGguf, MalformedMetadataRaisesError) {
@@ -304,7 +289,7 @@ TEST(BpeLoadGguf, MalformedMetadataRaisesError) {
     w.set_string("tokenizer.ggml.pre", pre);
     w.set_string_array("tokenizer.ggml.tokens", {"a", "b", "ab"});
     w.set_string_array("tokenizer.ggml.merges", merges);
-    const auto p = (d.path / name).string();
+    const auto p = (d / name).string();
     w.write(p);
     return GgufFile::open(p);
   };
