@@ -20,8 +20,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${1:-/tmp/triattn-bench}"
-mkdir -p "$dir"
-case "$(cd "$dir" && pwd)/" in
+case "$(realpath -m "$dir")/" in
   "$here"/*) echo "bench.sh: the scratch dir must be outside the repository ($here)" >&2; exit 2 ;;
 esac
 bin="${TRIATTN_BINARY:-$here/build/triattn}"

@@ -14,16 +14,16 @@ namespace {
 
 const std::string kModel = std::string(TRIATTN_SHARED_DIR) + "/models/tinystories-656k/TinyStories-656K-Q8_0.gguf";
 
-struct Run {
+struct BenchRun {
   int rc = -1;
   std::string out;
 };
 
 // Runs the binary; stderr is kept only when asked (progress lines would break the JSON).
-Run run_bench(const std::string& args, bool with_stderr = false) {
+BenchRun run_bench(const std::string& args, bool with_stderr = false) {
   const std::string cmd = std::string(TRIATTN_BINARY) + " bench -m " + kModel + " " + args +
                           (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Run r;
+  BenchRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
@@ -45,7 +45,7 @@ const nlohmann::json* find_run(const nlohmann::json& runs, const std::string& po
 constexpr double kBytesPerToken = 512;
 
 TEST(Bench, JsonFullVersusTriAttention) {
-  const Run r = run_bench("-t 1 --depths 0,300 --kv-budget 64 --reps 1 --probe-mib 64 --probe-runs 2 --json");
+  const BenchRun r = run_bench("-t 1 --depths 0,300 --kv-budget 64 --reps 1 --probe-mib 64 --probe-runs 2 --json");
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_GT(j.at("machine").at("bandwidth_gbs").get<double>(), 0);
@@ -76,7 +76,6 @@ TEST(Bench, JsonFullVersusTriAttention) {
   EXPECT_EQ(full->at("kv_peak_bytes").get<double>(), (300 + 128) * kBytesPerToken);
   EXPECT_DOUBLE_EQ(full->at("kv_bytes_per_token").get<double>(), (300 + 64.5) * kBytesPerToken);
   EXPECT_EQ(full->at("prune_events").get<int64_t>(), 0);
-  EXPECT_EQ(full->at("scoring_share").get<double>(), 0);
   // TriAttention with B = 64, beta = 128 never holds more than 192 tokens per stream and
   // prunes during the 128 decode steps.
   EXPECT_LE(tri->at("kv_peak_tokens").get<int64_t>(), 64 + 128);
@@ -93,7 +92,7 @@ TEST(Bench, JsonFullVersusTriAttention) {
 }
 
 TEST(Bench, RepetitionsAndTextTable) {
-  const Run r = run_bench("-t 1 --depths 0 --policies full --reps 2 --pp 16 --tg 8 --probe-mib 16 --probe-runs 1");
+  const BenchRun r = run_bench("-t 1 --depths 0 --policies full --reps 2 --pp 16 --tg 8 --probe-mib 16 --probe-runs 1");
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("synthetic"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GB/s"), std::string::npos) << r.out;
@@ -111,7 +110,7 @@ TEST(Bench, StatsFileIsUsedWithoutCalibrating) {
   const std::string cal = std::string(TRIATTN_BINARY) + " calibrate -m " + kModel + " --input " + text +
                           " --max-tokens 200 -t 1 -o " + stats + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(cal.c_str()), 0);
-  const Run r = run_bench("-t 1 --depths 200 --policies triattention --kv-budget 32 --divide-length 16 --reps 1 "
+  const BenchRun r = run_bench("-t 1 --depths 200 --policies triattention --kv-budget 32 --divide-length 16 --reps 1 "
                           "--pp 16 --tg 40 --probe-mib 16 --probe-runs 1 --json --stats " + stats);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
@@ -123,7 +122,7 @@ TEST(Bench, StatsFileIsUsedWithoutCalibrating) {
 }
 
 TEST(Bench, RejectsUnknownPolicyAndBadReps) {
-  Run r = run_bench("--policies full,nonsense --reps 1", true);
+  BenchRun r = run_bench("--policies full,nonsense --reps 1", true);
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.out.find("nonsense"), std::string::npos) << r.out;
   r = run_bench("--reps 0", true);
