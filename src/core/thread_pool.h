@@ -2,6 +2,13 @@
 // A fixed pool of worker threads for data-parallel kernels. parallel_for splits [0, n) into
 // one contiguous range per thread (the caller's thread takes part), so a pool of T threads
 // never runs more than T kernel threads at once: no oversubscription.
+//
+// Decode issues hundreds of small parallel calls per token (~8 per layer), each tens of
+// microseconds long, so waking a sleeping thread through the kernel for every call would
+// cost as much as the work. Workers therefore spin for a short while after each call
+// (kSpin below) and only then sleep on a condition variable; the caller likewise spins
+// briefly before sleeping while it waits for the last range.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -25,22 +32,45 @@ class ThreadPool {
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
                     int64_t grain = 1);
 
+  // Like parallel_for, but threads claim ranges (multiples of `grain`, several per thread)
+  // as they become free, so one thread that is descheduled or slow (a shared machine) does
+  // not hold the others up: the rest take over its share. A thread may get no range at all.
+  // fn may be called several times per thread; thread_index is the calling thread's.
+  void parallel_for_dynamic(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
+                            int64_t grain = 1);
+
  private:
+  void run(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn, int64_t grain,
+           bool dynamic);
+  void work(int index);  // this thread's share of the current job
   void worker(int index);
+  void finish_one(std::atomic<int>& counter);  // a worker leaves the job; wakes the caller
+  void wait_zero(const std::atomic<int>& counter);  // the caller waits for the workers
 
   int n_threads_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable start_cv_, done_cv_;
+  // The current job; written by the caller before generation_ is bumped (release), read by
+  // workers after they see the new generation (acquire).
   const std::function<void(int64_t, int64_t, int)>* job_ = nullptr;
-  int64_t job_n_ = 0, job_grain_ = 1;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
+  int64_t job_n_ = 0, job_grain_ = 1, job_chunk_ = 1;
+  bool job_dynamic_ = false;
+  std::atomic<int64_t> next_{0};  // dynamic jobs: first item not yet claimed
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> open_{0};  // generation of the dynamic job workers may still join
+  std::atomic<int> pending_{0};    // static jobs: workers that have not finished their range
+  std::atomic<int> active_{0};     // dynamic jobs: workers inside the job
+  std::atomic<int> sleepers_{0};   // workers asleep on start_cv_
+  std::atomic<bool> caller_waiting_{false};  // the caller sleeps on done_cv_
+  std::atomic<bool> stop_{false};
 };
 
-// Runs fn serially when pool is null.
+// Run fn serially when pool is null.
 void parallel_for(ThreadPool* pool, int64_t n,
                   const std::function<void(int64_t, int64_t, int)>& fn, int64_t grain = 1);
+void parallel_for_dynamic(ThreadPool* pool, int64_t n,
+                          const std::function<void(int64_t, int64_t, int)>& fn,
+                          int64_t grain = 1);
 
 }  // namespace triattn

@@ -1,84 +1,109 @@
 #include "model/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
+#include "core/error.h"
 #include "core/half.h"
 
 namespace triattn {
 
 namespace attention_detail {
-// Implemented in attention_avx2.cpp; only called when the CPU has AVX2+FMA+F16C.
-float dot_f16_avx2(const float* q, const uint16_t* k, int d);
-void axpy_f16_avx2(float a, const uint16_t* v, float* out, int d);
-float dot_f32_avx2(const float* q, const float* k, int d);
-void axpy_f32_avx2(float a, const float* v, float* out, int d);
-}  // namespace attention_detail
 
 namespace {
 
+float load(DType t, const uint8_t* row, int i) {
+  if (t == DType::F16) {
+    uint16_t h;
+    std::memcpy(&h, row + 2 * i, 2);
+    return f16_to_f32(h);
+  }
+  float v;
+  std::memcpy(&v, row + 4 * i, 4);
+  return v;
+}
+
+}  // namespace
+
+// The same block-wise online softmax as the AVX2 kernel, one key at a time.
+void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
+                   const AttentionStream& s, float scale, float* const* out, float* weights) {
+  const int d = s.head_dim;
+  const size_t row = (s.type == DType::F16 ? 2 : 4) * static_cast<size_t>(d);
+  const auto* keys = static_cast<const uint8_t*>(s.keys);
+  const auto* values = static_cast<const uint8_t*>(s.values);
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  std::vector<float> m(static_cast<size_t>(n_q), kNegInf), l(static_cast<size_t>(n_q), 0.0f);
+  for (int j = 0; j < n_q; ++j) std::fill(out[j], out[j] + d, 0.0f);
+  float sc[kBlock];
+  for (int64_t i0 = 0; i0 < s.n; i0 += kBlock) {
+    const int nb = static_cast<int>(std::min<int64_t>(kBlock, s.n - i0));
+    for (int j = 0; j < n_q; ++j) {
+      float bmax = kNegInf;
+      for (int k = 0; k < nb; ++k) {
+        const int64_t i = i0 + k;
+        if (s.pos[i] > q_pos[j]) {
+          sc[k] = kNegInf;
+          continue;
+        }
+        float dot = 0;
+        for (int e = 0; e < d; ++e) dot += q[j][e] * load(s.type, keys + i * row, e);
+        sc[k] = scale * dot;
+        bmax = std::max(bmax, sc[k]);
+      }
+      if (weights) std::copy(sc, sc + nb, weights + j * s.n + i0);
+      if (bmax == kNegInf) continue;  // every key of the block is masked for this query
+      const float m_new = std::max(m[j], bmax);
+      const float corr = std::exp(m[j] - m_new);
+      m[j] = m_new;
+      l[j] *= corr;
+      for (int e = 0; e < d; ++e) out[j][e] *= corr;
+      for (int k = 0; k < nb; ++k) {
+        const float p = std::exp(sc[k] - m_new);
+        if (p == 0.0f) continue;
+        l[j] += p;
+        const uint8_t* v = values + (i0 + k) * row;
+        for (int e = 0; e < d; ++e) out[j][e] += p * load(s.type, v, e);
+      }
+    }
+  }
+  for (int j = 0; j < n_q; ++j) {
+    const float inv = l[j] > 0 ? 1.0f / l[j] : 0.0f;
+    for (int e = 0; e < d; ++e) out[j][e] *= inv;
+    if (weights) {
+      float* w = weights + j * s.n;
+      for (int64_t i = 0; i < s.n; ++i) w[i] = l[j] > 0 ? std::exp(w[i] - m[j]) * inv : 0.0f;
+    }
+  }
+}
+
+}  // namespace attention_detail
+
+namespace {
 bool has_avx2() {
   static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                          __builtin_cpu_supports("f16c");
   return ok;
 }
-
-float dot_row(DType t, const float* q, const void* row, int d) {
-  if (t == DType::F16) {
-    const auto* k = static_cast<const uint16_t*>(row);
-    if (has_avx2()) return attention_detail::dot_f16_avx2(q, k, d);
-    float s = 0;
-    for (int i = 0; i < d; ++i) s += q[i] * f16_to_f32(k[i]);
-    return s;
-  }
-  const auto* k = static_cast<const float*>(row);
-  if (has_avx2()) return attention_detail::dot_f32_avx2(q, k, d);
-  float s = 0;
-  for (int i = 0; i < d; ++i) s += q[i] * k[i];
-  return s;
-}
-
-void axpy_row(DType t, float a, const void* row, float* out, int d) {
-  if (t == DType::F16) {
-    const auto* v = static_cast<const uint16_t*>(row);
-    if (has_avx2()) return attention_detail::axpy_f16_avx2(a, v, out, d);
-    for (int i = 0; i < d; ++i) out[i] += a * f16_to_f32(v[i]);
-    return;
-  }
-  const auto* v = static_cast<const float*>(row);
-  if (has_avx2()) return attention_detail::axpy_f32_avx2(a, v, out, d);
-  for (int i = 0; i < d; ++i) out[i] += a * v[i];
-}
-
 }  // namespace
 
-void attend_one_head(const float* q, const AttentionStream& s, int32_t query_pos, float scale, float* scores,
-                     float* out) {
-  const size_t row = (s.type == DType::F16 ? 2 : 4) * static_cast<size_t>(s.head_dim);
-  const auto* keys = static_cast<const uint8_t*>(s.keys);
-  const auto* values = static_cast<const uint8_t*>(s.values);
-  float max_score = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < s.n; ++i) {
-    if (s.pos[i] > query_pos) {
-      scores[i] = -std::numeric_limits<float>::infinity();
-      continue;
-    }
-    scores[i] = scale * dot_row(s.type, q, keys + i * row, s.head_dim);
-    if (scores[i] > max_score) max_score = scores[i];
-  }
-  double sum = 0;
-  for (int64_t i = 0; i < s.n; ++i) {
-    scores[i] = s.pos[i] > query_pos ? 0.0f : std::exp(scores[i] - max_score);
-    sum += scores[i];
-  }
-  std::memset(out, 0, sizeof(float) * static_cast<size_t>(s.head_dim));
-  if (sum <= 0) return;
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t i = 0; i < s.n; ++i) {
-    scores[i] *= inv;
-    if (scores[i] != 0.0f) axpy_row(s.type, scores[i], values + i * row, out, s.head_dim);
-  }
+void attend(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+            float scale, float* const* out, float* weights) {
+  if (s.type != DType::F32 && s.type != DType::F16)
+    fail("attention: KV type ", dtype_name(s.type), " is not supported (F32 or F16)");
+  if (n_q <= 0) return;
+  if (has_avx2() && s.head_dim % 8 == 0)
+    attention_detail::attend_avx2(q, q_pos, n_q, s, scale, out, weights);
+  else
+    attention_detail::attend_scalar(q, q_pos, n_q, s, scale, out, weights);
+}
+
+void attend_one_head(const float* q, const AttentionStream& s, int32_t query_pos, float scale,
+                     float* scores, float* out) {
+  attend(&q, &query_pos, 1, s, scale, &out, scores);
 }
 
 }  // namespace triattn

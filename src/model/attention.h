@@ -1,7 +1,13 @@
 #pragma once
-// Causal attention of one query head over one KV stream (the kept tokens of a (layer, KV
-// head)). Keys/values are rows of head_dim in F32 or F16; only keys whose absolute position
-// is <= the query's take part. Reads the kept KV only: cost is O(kept tokens), not history.
+// Causal attention over one KV stream (the kept tokens of a (layer, KV head)). Keys/values
+// are rows of head_dim in F32 or F16; only keys whose absolute position is <= the query's
+// take part. Reads the kept KV only: cost is O(kept tokens), not history.
+//
+// attend() takes every query that reads the same stream at once — the query heads of one
+// GQA group, and/or several tokens of one sequence — so each key and value row is read
+// from memory once per call, not once per query. Softmax is computed online over blocks of
+// keys (running max and sum, output rescaled as the max grows), so no score matrix over
+// the whole context is ever materialised unless the caller asks for the weights.
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -17,10 +23,28 @@ struct AttentionStream {
   int head_dim;
 };
 
-// out[head_dim] = Σ softmax(scale · q·k_i) v_i over i with pos[i] <= query_pos.
-// scores: scratch of at least n floats; on return it holds the softmax weights (0 for masked
-// keys), which attention-observing policies read.
-void attend_one_head(const float* q, const AttentionStream& s, int32_t query_pos, float scale, float* scores,
-                     float* out);
+// For each query j < n_q:
+//   out[j][0..head_dim) = Σ_i softmax_i(scale · q[j]·k_i) v_i over i with pos[i] <= q_pos[j]
+// (all zeros when no key qualifies). q[j] and out[j] point to head_dim floats each.
+// weights: null, or n_q rows of s.n floats, row j at weights + j * s.n, receiving query j's
+// softmax weights (0 for masked keys) — what attention-observing policies read.
+void attend(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+            float scale, float* const* out, float* weights);
+
+// One query; scores: scratch of at least s.n floats that receives the weights.
+void attend_one_head(const float* q, const AttentionStream& s, int32_t query_pos, float scale,
+                     float* scores, float* out);
+
+namespace attention_detail {
+// Keys per online-softmax block: the block's K and V rows (2 x 64 x head_dim elements) stay
+// in L1 while every query of the call passes over them.
+constexpr int kBlock = 64;
+// The portable kernel (any head_dim); attend() uses it where the AVX2 one does not apply.
+void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
+                   const AttentionStream& s, float scale, float* const* out, float* weights);
+// AVX2+FMA+F16C; head_dim must be a multiple of 8. In attention_avx2.cpp.
+void attend_avx2(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+                 float scale, float* const* out, float* weights);
+}  // namespace attention_detail
 
 }  // namespace triattn

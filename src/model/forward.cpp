@@ -87,8 +87,6 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
   tmp_.resize(T * E);
   cos_.resize(T * half);
   sin_.resize(T * half);
-  const int n_threads = pool_ ? pool_->size() : 1;
-  scores_.resize(n_threads);
 
   const std::vector<float> freqs = c.rope_freqs();
   for (int64_t t = 0; t < T; ++t)
@@ -129,46 +127,68 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       items[owner[t]].cache->append(l, pos[t], &k_[t * K], &v_[t * K]);
     }
 
-    // Attention: every (token, query head) pair is independent.
-    auto attend = [&](int64_t t, int h, float* scores) {
+    // Attention. One call per (sequence, KV head, run of consecutive tokens): the query
+    // heads of the KV head's group for those tokens all read the stream together, so its
+    // keys and values come from memory once per call instead of once per query head.
+    auto stream = [&](int64_t t, int kvh) {
       const KvCache& cache = *items[owner[t]].cache;
-      const int kvh = h / group;
-      AttentionStream s{cache.shape().type, cache.keys(l, kvh), cache.values(l, kvh), cache.positions(l, kvh),
-                        cache.size(l, kvh), static_cast<int>(d)};
-      attend_one_head(&q_[t * Q + h * d], s, pos[t], scale, scores, &att_[t * Q + h * d]);
-      return s.n;
+      return AttentionStream{cache.shape().type, cache.keys(l, kvh), cache.values(l, kvh),
+                             cache.positions(l, kvh), cache.size(l, kvh), static_cast<int>(d)};
     };
-    auto scratch = [&](int thread, int64_t n) {
-      std::vector<float>& s = scores_[thread];
-      if (static_cast<int64_t>(s.size()) < n) s.resize(static_cast<size_t>(n));
-      return s.data();
+    // Runs the group of KV head kvh for tokens [t0, t1) of one sequence.
+    auto attend_run = [&](int64_t t0, int64_t t1, int kvh, float* weights) {
+      thread_local std::vector<const float*> qs;
+      thread_local std::vector<float*> outs;
+      thread_local std::vector<int32_t> qpos;
+      qs.clear();
+      outs.clear();
+      qpos.clear();
+      for (int64_t t = t0; t < t1; ++t)
+        for (int g = 0; g < group; ++g) {
+          const int64_t h = static_cast<int64_t>(kvh) * group + g;
+          qs.push_back(&q_[t * Q + h * d]);
+          outs.push_back(&att_[t * Q + h * d]);
+          qpos.push_back(pos[t]);
+        }
+      attend(qs.data(), qpos.data(), static_cast<int>(qs.size()), stream(t0, kvh), scale,
+             outs.data(), weights);
     };
-    std::vector<int64_t> parallel_pairs;
-    parallel_pairs.reserve(static_cast<size_t>(T * c.n_heads));
-    for (int64_t t = 0; t < T; ++t) {
-      KvPolicy* pol = items[owner[t]].observing_policy;
+    struct Run {
+      int64_t t0, t1;
+      int kvh;
+    };
+    // Enough tokens per run that a block of keys serves ~16 queries from L1.
+    const int64_t run_tokens = std::max(1, 16 / group);
+    std::vector<Run> runs;
+    for (int64_t t0 = 0, i = 0; i < static_cast<int64_t>(items.size()); ++i) {
+      const int64_t n = static_cast<int64_t>(items[i].tokens.size());
+      KvPolicy* pol = items[i].observing_policy;
       const unsigned needs = pol ? pol->needs() : kNeedNothing;
       if (needs == kNeedNothing) {
-        for (int h = 0; h < c.n_heads; ++h) parallel_pairs.push_back(t * c.n_heads + h);
-        continue;
-      }
-      for (int h = 0; h < c.n_heads; ++h) {  // observed: serial, in order
-        const KvCache& cache = *items[owner[t]].cache;
-        float* scores = scratch(0, cache.size(l, h / group));
-        const int64_t n = attend(t, h, scores);
-        if (needs & kNeedQueries) pol->observe_query(l, h, &q_[t * Q + h * d]);
-        if (needs & kNeedAttention) pol->observe_attention(l, h, scores, n);
-      }
-    }
-    parallel_for(
-        pool_, static_cast<int64_t>(parallel_pairs.size()),
-        [&](int64_t b, int64_t e, int thread) {
-          for (int64_t i = b; i < e; ++i) {
-            const int64_t t = parallel_pairs[i] / c.n_heads;
-            const int h = static_cast<int>(parallel_pairs[i] % c.n_heads);
-            const KvCache& cache = *items[owner[t]].cache;
-            attend(t, h, scratch(thread, cache.size(l, h / group)));
+        for (int64_t a = t0; a < t0 + n; a += run_tokens)
+          for (int kvh = 0; kvh < c.n_kv_heads; ++kvh)
+            runs.push_back({a, std::min(t0 + n, a + run_tokens), kvh});
+      } else {
+        // Observed: on this thread, token by token, heads in order, as the policy expects.
+        for (int64_t t = t0; t < t0 + n; ++t)
+          for (int kvh = 0; kvh < c.n_kv_heads; ++kvh) {
+            const int64_t nk = items[i].cache->size(l, kvh);
+            const bool want_weights = (needs & kNeedAttention) != 0;
+            if (want_weights) weights_.resize(static_cast<size_t>(group * nk));
+            attend_run(t, t + 1, kvh, want_weights ? weights_.data() : nullptr);
+            for (int g = 0; g < group; ++g) {
+              const int h = kvh * group + g;
+              if (needs & kNeedQueries) pol->observe_query(l, h, &q_[t * Q + h * d]);
+              if (want_weights) pol->observe_attention(l, h, weights_.data() + g * nk, nk);
+            }
           }
+      }
+      t0 += n;
+    }
+    parallel_for_dynamic(
+        pool_, static_cast<int64_t>(runs.size()),
+        [&](int64_t b, int64_t e, int) {
+          for (int64_t r = b; r < e; ++r) attend_run(runs[r].t0, runs[r].t1, runs[r].kvh, nullptr);
         },
         1);
 

@@ -71,7 +71,10 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
     fn(job, 0, rows);
     return;
   }
-  parallel_for(
+  // Dynamic: on a shared machine one thread is often descheduled for a while; the others
+  // take over its rows instead of waiting. Rows are independent, so results do not depend
+  // on which thread computes them.
+  parallel_for_dynamic(
       pool, rows, [&](int64_t r0, int64_t r1, int) { fn(job, r0, r1); }, kRowGrain);
 }
 

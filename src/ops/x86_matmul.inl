@@ -20,6 +20,11 @@
 namespace triattn::ops {
 namespace {
 
+// Every loop over the register tile (rows, tokens, sub-blocks) must be unrolled completely:
+// otherwise GCC keeps the accumulator arrays in memory and each FMA waits on a
+// store-to-load forward, which made decode compute-bound at a third of memory bandwidth.
+#define TRIATTN_UNROLL _Pragma("GCC unroll 16")
+
 constexpr int kTileRows = TRIATTN_TILE_ROWS;
 constexpr int kTileTokens = TRIATTN_TILE_TOKENS;
 
@@ -102,6 +107,7 @@ struct FloatKernel : W {
   template <int T>
   static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
     const __m256 wv = W::load(w);
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t)
       acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(reinterpret_cast<const float*>(x[t])), acc[t]);
   }
@@ -121,6 +127,7 @@ struct Q8_0Kernel {
     const __m256i q = loadu256(b->qs);
     const __m256i aq = _mm256_sign_epi8(q, q);  // |q| as unsigned; the sign moves to x
     const float d = f16(b->d);
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
       const auto* a = reinterpret_cast<const ActQ8*>(x[t]);
       const __m256i p = dot_u8s8(aq, _mm256_sign_epi8(loadu256(a->qs), q));
@@ -141,6 +148,7 @@ struct Q4_0Kernel {
     const __m256i q =
         _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
     const float d = f16(b->d);
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
       const auto* a = reinterpret_cast<const ActQ8*>(x[t]);
       const float s = d * a->d;
@@ -190,7 +198,9 @@ struct K4Kernel {
     __m256i hbits = _mm256_setzero_si256();
     if constexpr (kHigh) hbits = loadu256(b->qh);
     __m256i sumi[T];
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+    TRIATTN_UNROLL
     for (int c = 0; c < 4; ++c) {
       const __m256i raw = loadu256(b->qs + 32 * c);
       __m256i lo = _mm256_and_si256(raw, low4);
@@ -205,6 +215,7 @@ struct K4Kernel {
             hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, bhi), bhi), sixteen));
       }
       const __m256i s_lo = _mm256_set1_epi16(sc[2 * c]), s_hi = _mm256_set1_epi16(sc[2 * c + 1]);
+      TRIATTN_UNROLL
       for (int t = 0; t < T; ++t) {
         const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
         sumi[t] = _mm256_add_epi32(sumi[t], dot_u8s8_scaled(lo, loadu256(a->qs + 64 * c), s_lo));
@@ -213,6 +224,7 @@ struct K4Kernel {
       }
     }
     const float d = f16(b->d), dmin = f16(b->dmin);
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
       const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
       acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_set1_ps(d * a->d), acc[t]);
@@ -234,7 +246,9 @@ struct Q6_KKernel {
     const __m256i scales16 =
         _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
     __m256i sumi[T];
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+    TRIATTN_UNROLL
     for (int h = 0; h < 2; ++h) {
       const __m256i ql0 = loadu256(b->ql + 64 * h), ql1 = loadu256(b->ql + 64 * h + 32);
       const __m256i qh = loadu256(b->qh + 32 * h);
@@ -250,6 +264,7 @@ struct Q6_KKernel {
       // This half's 8 int16 scales in both 128-bit lanes, for in-lane shuffles below.
       const __m256i half_scales = h == 0 ? _mm256_permute2x128_si256(scales16, scales16, 0x00)
                                          : _mm256_permute2x128_si256(scales16, scales16, 0x11);
+      TRIATTN_UNROLL
       for (int g = 0; g < 4; ++g) {
         // Lanes 0-7 (elements 0..15 of the group) get scale 2g, lanes 8-15 scale 2g+1.
         const char lo0 = static_cast<char>(4 * g), lo1 = static_cast<char>(4 * g + 1);
@@ -258,6 +273,7 @@ struct Q6_KKernel {
                                               lo1, lo0, lo1, lo0, lo1, hi0, hi1, hi0, hi1, hi0, hi1,
                                               hi0, hi1, hi0, hi1, hi0, hi1, hi0, hi1, hi0, hi1);
         const __m256i scale = _mm256_shuffle_epi8(half_scales, pick);
+        TRIATTN_UNROLL
         for (int t = 0; t < T; ++t) {
           const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
           sumi[t] = _mm256_add_epi32(
@@ -266,6 +282,7 @@ struct Q6_KKernel {
       }
     }
     const float d = f16(b->d);
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
       const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
       const float s = d * a->d;
@@ -285,22 +302,30 @@ template <class K, int R, int T>
 void tile(const MatmulJob& j, int64_t r0, int64_t t0) {
   __m256 acc[R][T];
   float accs[R][T];
+  TRIATTN_UNROLL
   for (int r = 0; r < R; ++r)
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
       acc[r][t] = _mm256_setzero_ps();
       accs[r][t] = 0;
     }
   const uint8_t* w[R];
   const uint8_t* x[T];
+  TRIATTN_UNROLL
   for (int r = 0; r < R; ++r) w[r] = j.w + (r0 + r) * j.w_stride;
+  TRIATTN_UNROLL
   for (int t = 0; t < T; ++t) x[t] = j.x + (t0 + t) * j.x_stride;
   const int64_t nb = j.cols / K::kElems;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* xb[T];
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) xb[t] = x[t] + b * K::kXBytes;
+    TRIATTN_UNROLL
     for (int r = 0; r < R; ++r) K::template block<T>(w[r] + b * K::kWBytes, xb, acc[r], accs[r]);
   }
+  TRIATTN_UNROLL
   for (int r = 0; r < R; ++r)
+    TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
       float v = hsum(acc[r][t]) + accs[r][t];
       if constexpr (K::kTail) v += K::tail(w[r], x[t], nb * K::kElems, j.cols);
@@ -317,8 +342,45 @@ void tile_tokens(const MatmulJob& j, int64_t r0, int64_t t0, int tokens) {
   tile<K, R, T>(j, r0, t0);
 }
 
+// Matrix-vector (decode): one row at a time, its blocks spread over kLanes independent
+// accumulators, so the weights are read as one sequential stream. Measured on the
+// Qwen3-0.6B shapes this streams 2-3x faster from DRAM than the 4-row tile, whose four
+// interleaved streams 1-2 KB apart the hardware prefetchers follow poorly.
+template <class K>
+void gemv_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
+  constexpr int kLanes = 4;
+  const int64_t nb = j.cols / K::kElems;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* w = j.w + r * j.w_stride;
+    __m256 acc[kLanes];
+    float accs[kLanes];
+    TRIATTN_UNROLL
+    for (int u = 0; u < kLanes; ++u) {
+      acc[u] = _mm256_setzero_ps();
+      accs[u] = 0;
+    }
+    int64_t b = 0;
+    for (; b + kLanes <= nb; b += kLanes) {
+      TRIATTN_UNROLL
+      for (int u = 0; u < kLanes; ++u) {
+        const uint8_t* xb = j.x + (b + u) * K::kXBytes;
+        K::template block<1>(w + (b + u) * K::kWBytes, &xb, &acc[u], &accs[u]);
+      }
+    }
+    for (; b < nb; ++b) {
+      const uint8_t* xb = j.x + b * K::kXBytes;
+      K::template block<1>(w + b * K::kWBytes, &xb, &acc[0], &accs[0]);
+    }
+    float v = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]))) +
+              (accs[0] + accs[1]) + (accs[2] + accs[3]);
+    if constexpr (K::kTail) v += K::tail(w, j.x, nb * K::kElems, j.cols);
+    j.y[r] = v;
+  }
+}
+
 template <class K>
 void matmul_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
+  if (j.n_tokens == 1) return gemv_rows<K>(j, r0, r1);
   int64_t r = r0;
   // Row tiles outermost: a tile's weights stay in L1/L2 while every token passes over them.
   for (; r + kTileRows <= r1; r += kTileRows)

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ops/cpu_dispatch.h"
+#include "ops/x86_exp.inl"
 
 namespace triattn::ops {
 namespace {
@@ -14,29 +15,6 @@ inline float hsum_vec(__m256 v) {
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
-}
-
-// e^x to ~2 ulp: x = n*ln2 + r with |r| <= ln2/2, e^r by its Taylor series to r^7 (truncation
-// < 3e-9 relative), 2^n built in the exponent bits. Below -87.3 (f32 underflow) gives 0.
-inline __m256 exp_vec(__m256 x) {
-  const __m256 too_small = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3f), _CMP_LT_OQ);
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  // ln2 split in two so n*ln2_hi is exact.
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 5040);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i e =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_andnot_ps(too_small, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
 
 float vec_dot_f32(const float* a, const float* b, int64_t n) {
@@ -88,7 +66,7 @@ void vec_softmax(float* x, int64_t n) {
   const __m256 mxv = _mm256_set1_ps(mx);
   __m256 sv = _mm256_setzero_ps();
   for (i = 0; i + 8 <= n; i += 8) {
-    const __m256 e = exp_vec(_mm256_sub_ps(_mm256_loadu_ps(x + i), mxv));
+    const __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), mxv));
     _mm256_storeu_ps(x + i, e);
     sv = _mm256_add_ps(sv, e);
   }
@@ -110,7 +88,7 @@ void vec_swiglu(const float* gate, const float* up, float* out, int64_t n) {
   for (; i + 8 <= n; i += 8) {
     const __m256 g = _mm256_loadu_ps(gate + i);
     const __m256 sig =
-        _mm256_div_ps(one, _mm256_add_ps(one, exp_vec(_mm256_sub_ps(_mm256_setzero_ps(), g))));
+        _mm256_div_ps(one, _mm256_add_ps(one, exp256(_mm256_sub_ps(_mm256_setzero_ps(), g))));
     _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(g, sig), _mm256_loadu_ps(up + i)));
   }
   for (; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
