@@ -77,7 +77,7 @@ int cmd_generate(const std::vector<std::string>& args) {
                           {"stats", s.to_json()}};
     std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    std::cout << "\n";
+    std::cout << std::endl;  // flushed before the summary line on stderr
     std::fprintf(stderr,
                  "[%s] prompt %lld tok at %.1f tok/s | generated %lld tok at %.1f tok/s | KV peak %lld tok/head, "
                  "%.2f MiB | prune events %lld | scoring %.2f ms\n",
