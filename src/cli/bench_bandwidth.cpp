@@ -8,6 +8,7 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#include <xmmintrin.h>
 #endif
 
 #include "core/error.h"
@@ -16,30 +17,41 @@ namespace triattn::cli {
 
 namespace {
 
-// Sums 64-bit words with independent accumulators so the loop is limited by loads, not by
-// the add chain. SSE2 is part of x86-64, so no run-time dispatch is needed.
+// Sums 64-bit words as kStreams interleaved streams (the range cut in kStreams parts read
+// side by side), each with a software prefetch ahead, so the loop is limited by memory, not
+// by the add chain or by how many misses one hardware-prefetched stream keeps in flight.
+// Measured on the 2-core EPYC VM (600 MB): one plain stream per thread 58 GB/s, four
+// prefetched streams 64 GB/s; the decode kernels read weights the same way (ops/x86_matmul.inl),
+// so the probe must too or decode would look better than "the machine". SSE2 is part of
+// x86-64, so no run-time dispatch is needed.
+constexpr int kStreams = 4;
+constexpr int64_t kPrefetchWords = 256;  // 2 KB ahead
+
 uint64_t sum_words(const uint64_t* p, int64_t n) {
-  int64_t i = 0;
+  const int64_t part = n / kStreams / 8 * 8;
   uint64_t total = 0;
 #if defined(__SSE2__)
-  __m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
-  for (; i + 8 <= n; i += 8) {
-    a0 = _mm_add_epi64(a0, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i)));
-    a1 = _mm_add_epi64(a1, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 2)));
-    a2 = _mm_add_epi64(a2, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 4)));
-    a3 = _mm_add_epi64(a3, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 6)));
+  __m128i acc[kStreams][2];
+  for (auto& a : acc) a[0] = a[1] = _mm_setzero_si128();
+  for (int64_t i = 0; i < part; i += 8) {
+    for (int s = 0; s < kStreams; ++s) {
+      const uint64_t* q = p + s * part + i;
+      _mm_prefetch(reinterpret_cast<const char*>(q + kPrefetchWords), _MM_HINT_T0);
+      const __m128i* v = reinterpret_cast<const __m128i*>(q);
+      acc[s][0] = _mm_add_epi64(acc[s][0], _mm_add_epi64(_mm_load_si128(v), _mm_load_si128(v + 1)));
+      acc[s][1] = _mm_add_epi64(acc[s][1], _mm_add_epi64(_mm_load_si128(v + 2), _mm_load_si128(v + 3)));
+    }
   }
+  __m128i all = _mm_setzero_si128();
+  for (auto& a : acc) all = _mm_add_epi64(all, _mm_add_epi64(a[0], a[1]));
   alignas(16) uint64_t lanes[2];
-  _mm_store_si128(reinterpret_cast<__m128i*>(lanes),
-                  _mm_add_epi64(_mm_add_epi64(a0, a1), _mm_add_epi64(a2, a3)));
+  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), all);
   total = lanes[0] + lanes[1];
 #else
-  uint64_t a[4] = {0, 0, 0, 0};
-  for (; i + 4 <= n; i += 4)
-    for (int j = 0; j < 4; ++j) a[j] += p[i + j];
-  total = a[0] + a[1] + a[2] + a[3];
+  for (int64_t i = 0; i < part; ++i)
+    for (int s = 0; s < kStreams; ++s) total += p[s * part + i];
 #endif
-  for (; i < n; ++i) total += p[i];
+  for (int64_t i = kStreams * part; i < n; ++i) total += p[i];
   return total;
 }
 

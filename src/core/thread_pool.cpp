@@ -73,10 +73,18 @@ void ThreadPool::work(int index) {
     if (b < e) (*job_)(b, e, index);
     return;
   }
+  // Guided self-scheduling: each claim takes a fixed fraction of what is left (rounded up
+  // to the grain), so ranges start large (few atomic claims) and shrink to one grain at the
+  // end, where a thread that finishes early would otherwise wait for a large last range.
+  const int64_t share = 2 * static_cast<int64_t>(n_threads_);
+  int64_t b = next_.load();
   for (;;) {
-    const int64_t b = next_.fetch_add(job_chunk_);
     if (b >= job_n_) return;
-    (*job_)(b, std::min(job_n_, b + job_chunk_), index);
+    const int64_t want = (job_n_ - b) / share;
+    const int64_t take = std::max<int64_t>(1, (want + job_grain_ - 1) / job_grain_) * job_grain_;
+    if (!next_.compare_exchange_weak(b, b + take)) continue;  // b now holds the new value
+    (*job_)(b, std::min(job_n_, b + take), index);
+    b = next_.load();
   }
 }
 
@@ -136,9 +144,6 @@ void ThreadPool::run(int64_t n, const std::function<void(int64_t, int64_t, int)>
   job_n_ = n;
   job_grain_ = grain;
   job_dynamic_ = dynamic;
-  // Several chunks per thread, so a thread that falls behind leaves work to the others.
-  const int64_t blocks = (n + grain - 1) / grain;
-  job_chunk_ = std::max<int64_t>(1, blocks / (4 * n_threads_)) * grain;
   next_.store(0);
   const uint64_t gen = (generation_.load() | kDynamicBit) + 1 + (dynamic ? kDynamicBit : 0);
   if (dynamic)

@@ -32,10 +32,11 @@ class ThreadPool {
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
                     int64_t grain = 1);
 
-  // Like parallel_for, but threads claim ranges (multiples of `grain`, several per thread)
-  // as they become free, so one thread that is descheduled or slow (a shared machine) does
-  // not hold the others up: the rest take over its share. A thread may get no range at all.
-  // fn may be called several times per thread; thread_index is the calling thread's.
+  // Like parallel_for, but threads claim ranges as they become free, so one thread that is
+  // descheduled or slow (a shared machine) does not hold the others up: the rest take over
+  // its share. Ranges are multiples of `grain` (except the last) that shrink from about
+  // n/(2·threads) to one grain towards the end. A thread may get no range at all; fn may be
+  // called several times per thread; thread_index is the calling thread's.
   void parallel_for_dynamic(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
                             int64_t grain = 1);
 
@@ -54,7 +55,7 @@ class ThreadPool {
   // The current job; written by the caller before generation_ is bumped (release), read by
   // workers after they see the new generation (acquire).
   const std::function<void(int64_t, int64_t, int)>* job_ = nullptr;
-  int64_t job_n_ = 0, job_grain_ = 1, job_chunk_ = 1;
+  int64_t job_n_ = 0, job_grain_ = 1;
   bool job_dynamic_ = false;
   std::atomic<int64_t> next_{0};  // dynamic jobs: first item not yet claimed
   std::atomic<uint64_t> generation_{0};

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "ops/ops.h"
 
 namespace triattn {
 
@@ -43,8 +44,7 @@ void store_row(DType type, const float* src, uint8_t* dst, int n) {
   if (type == DType::F32) {
     std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n));
   } else {
-    auto* h = reinterpret_cast<uint16_t*>(dst);
-    for (int i = 0; i < n; ++i) h[i] = f32_to_f16(src[i]);
+    ops::f32_to_f16_row(src, reinterpret_cast<uint16_t*>(dst), n);
   }
 }
 }  // namespace

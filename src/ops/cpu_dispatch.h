@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "ops/ops.h"
+#include "ops/quant_blocks.h"
 
 namespace triattn::ops {
 
@@ -39,6 +40,11 @@ struct KernelTable {
   void (*rmsnorm)(const float* x, const float* w, float* y, int64_t n, float eps) = nullptr;
   void (*softmax)(float* x, int64_t n) = nullptr;
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t n) = nullptr;
+  // Activation quantization (act_quant.h) and f32 -> f16 rows: bit-identical on every ISA
+  // (same scale, same ties-to-even rounding), so the choice of ISA never changes results.
+  void (*quantize_act_q8)(const float* x, ActQ8* out, int64_t n) = nullptr;
+  void (*quantize_act_q8k)(const float* x, ActQ8K* out, int64_t n) = nullptr;
+  void (*f32_to_f16_row)(const float* x, uint16_t* out, int64_t n) = nullptr;
 };
 
 const KernelTable& scalar_kernels();

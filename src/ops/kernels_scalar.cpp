@@ -1,6 +1,7 @@
 // Portable kernels (no intrinsics): the fallback on any CPU and the pattern the SIMD files
 // follow. Quantized matmuls work on integer dot products of the quantized activations, just
 // like the SIMD paths, so all ISAs agree to float rounding.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -176,6 +177,43 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// Quantizes n values with one scale d = amax/127 and q = nearbyint(x / d) computed as
+// x * (1/d) in float (ties to even); returns d. The SIMD versions compute the same bits.
+float quantize_group(const float* x, int8_t* q, int n) {
+  float amax = 0;
+  for (int i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));
+  const float d = amax / 127.0f;
+  const float id = d > 0 ? 1.0f / d : 0.0f;
+  for (int i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::nearbyint(x[i] * id));
+  return d;
+}
+
+void quantize_act_q8(const float* x, ActQ8* out, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    ActQ8& a = out[b];
+    a.d = quantize_group(x + b * kQK, a.qs, kQK);
+    int32_t s = 0;
+    for (int i = 0; i < kQK; ++i) s += a.qs[i];
+    a.sum = s;
+  }
+}
+
+void quantize_act_q8k(const float* x, ActQ8K* out, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    ActQ8K& a = out[b];
+    a.d = quantize_group(x + b * kQKK, a.qs, kQKK);
+    for (int k = 0; k < kQKK / 16; ++k) {
+      int s = 0;
+      for (int i = 0; i < 16; ++i) s += a.qs[16 * k + i];
+      a.bsums[k] = static_cast<int16_t>(s);
+    }
+  }
+}
+
+void f32_to_f16_row(const float* x, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = f32_to_f16(x[i]);
+}
+
 KernelTable make_table() {
   KernelTable t;
   t.isa = Isa::Scalar;
@@ -192,6 +230,9 @@ KernelTable make_table() {
   t.rmsnorm = rmsnorm;
   t.softmax = softmax;
   t.swiglu = swiglu;
+  t.quantize_act_q8 = quantize_act_q8;
+  t.quantize_act_q8k = quantize_act_q8k;
+  t.f32_to_f16_row = f32_to_f16_row;
   return t;
 }
 

@@ -1,5 +1,5 @@
-// matmul entry point: checks the operands, quantizes the activations once per call into the
-// form the weight type's integer kernel wants, and splits the weight rows over the pool.
+// matmul entry points: check the operands, quantize the activations once per call into the
+// form(s) the weight types' integer kernels want, and split the weight rows over the pool.
 #include <algorithm>
 #include <vector>
 
@@ -16,66 +16,116 @@ namespace {
 constexpr int64_t kMinParallelWork = 1 << 16;
 // Rows per scheduling unit: a multiple of every ISA's row tile.
 constexpr int64_t kRowGrain = 16;
+constexpr int kNumActFormats = 3;
+
+void check_weight(const TensorView& w, int64_t cols) {
+  if (w.shape.size() != 2) fail("matmul: weight must be 2-D, got ", w.shape.size(), " dims");
+  if (w.data == nullptr) fail("matmul: weight has no data");
+  if (w.shape[1] != cols)
+    fail("matmul: weights of one group must share the input width (", w.shape[1], " vs ", cols, ")");
+  if (!active_kernels().matmul[static_cast<int>(w.type)])
+    fail("matmul: weight type ", dtype_name(w.type), " is not supported");
+  if (cols % block_size(w.type) != 0)
+    fail("matmul: ", cols, " columns is not a whole number of ", dtype_name(w.type), " blocks");
+}
+
+// The activations of n_tokens rows of x in format fmt: x itself for F32, otherwise quantized
+// into `buf` (one buffer per format and thread, reused across calls: no allocation per
+// token once warmed up). Returns the rows and sets *stride to their byte stride.
+const uint8_t* prepare_activations(ActFormat fmt, const float* x, int64_t cols, int64_t n_tokens,
+                                   std::vector<uint8_t>& buf, size_t* stride, ThreadPool* pool) {
+  if (fmt == ActFormat::F32) {
+    *stride = static_cast<size_t>(cols) * sizeof(float);
+    return reinterpret_cast<const uint8_t*>(x);
+  }
+  const bool k_quant = fmt == ActFormat::Q8K;
+  *stride = k_quant ? static_cast<size_t>(cols / kQKK) * sizeof(ActQ8K)
+                    : static_cast<size_t>(cols / kQK) * sizeof(ActQ8);
+  buf.resize(*stride * static_cast<size_t>(n_tokens));
+  uint8_t* base = buf.data();
+  const size_t s = *stride;
+  auto quantize = [&](int64_t t0, int64_t t1, int) {
+    for (int64_t t = t0; t < t1; ++t) {
+      if (k_quant)
+        quantize_act_q8k(x + t * cols, reinterpret_cast<ActQ8K*>(base + t * s), cols);
+      else
+        quantize_act_q8(x + t * cols, reinterpret_cast<ActQ8*>(base + t * s), cols);
+    }
+  };
+  if (n_tokens >= 4)
+    parallel_for(pool, n_tokens, quantize);
+  else
+    quantize(0, n_tokens, 0);
+  return base;
+}
 
 }  // namespace
 
 void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
-  if (w.shape.size() != 2) fail("matmul: weight must be 2-D, got ", w.shape.size(), " dims");
-  if (w.data == nullptr) fail("matmul: weight has no data");
-  if (n_tokens <= 0) return;
-  const int64_t rows = w.shape[0], cols = w.shape[1];
+  const MatmulTarget one{&w, y};
+  matmul_group({&one, 1}, x, n_tokens, pool);
+}
+
+void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
+                  ThreadPool* pool) {
+  if (n_tokens <= 0 || targets.empty()) return;
+  for (const MatmulTarget& t : targets)
+    if (!t.w || !t.y) fail("matmul: a target without weight or output");
+  const int64_t cols = targets[0].w->shape.size() == 2 ? targets[0].w->shape[1] : 0;
+  for (const MatmulTarget& t : targets) check_weight(*t.w, cols);
+
   const KernelTable& k = active_kernels();
-  const MatmulRowsFn fn = k.matmul[static_cast<int>(w.type)];
-  if (!fn) fail("matmul: weight type ", dtype_name(w.type), " is not supported");
-  if (cols % block_size(w.type) != 0)
-    fail("matmul: ", cols, " columns is not a whole number of ", dtype_name(w.type), " blocks");
+  thread_local std::vector<uint8_t> act[kNumActFormats];
+  const uint8_t* act_rows[kNumActFormats] = {};
+  size_t act_stride[kNumActFormats] = {};
 
-  MatmulJob job;
-  job.w = static_cast<const uint8_t*>(w.data);
-  job.w_stride = w.row_stride();
-  job.cols = cols;
-  job.n_tokens = n_tokens;
-  job.y = y;
-  job.y_stride = rows;
-
-  // Quantized activations live in a per-thread buffer reused across calls (no allocation
-  // per token once warmed up).
-  thread_local std::vector<uint8_t> act;
-  const ActFormat fmt = act_format(w.type);
-  if (fmt == ActFormat::F32) {
-    job.x = reinterpret_cast<const uint8_t*>(x);
-    job.x_stride = static_cast<size_t>(cols) * sizeof(float);
-  } else {
-    const bool k_quant = fmt == ActFormat::Q8K;
-    job.x_stride = k_quant ? static_cast<size_t>(cols / kQKK) * sizeof(ActQ8K)
-                           : static_cast<size_t>(cols / kQK) * sizeof(ActQ8);
-    act.resize(job.x_stride * static_cast<size_t>(n_tokens));
-    uint8_t* base = act.data();
-    const size_t stride = job.x_stride;
-    auto quantize = [&](int64_t t0, int64_t t1, int) {
-      for (int64_t t = t0; t < t1; ++t) {
-        if (k_quant)
-          quantize_act_q8k(x + t * cols, reinterpret_cast<ActQ8K*>(base + t * stride), cols);
-        else
-          quantize_act_q8(x + t * cols, reinterpret_cast<ActQ8*>(base + t * stride), cols);
-      }
-    };
-    if (n_tokens >= 4)
-      parallel_for(pool, n_tokens, quantize);
-    else
-      quantize(0, n_tokens, 0);
-    job.x = base;
+  // One job per target; row offsets place every target's rows in one shared row space.
+  // (Thread-local storage reached through references: the pool's threads must see the
+  // caller's copies, not their own.)
+  thread_local std::vector<MatmulJob> jobs_tls;
+  thread_local std::vector<MatmulRowsFn> fns_tls;
+  thread_local std::vector<int64_t> offsets_tls;
+  std::vector<MatmulJob>& jobs = jobs_tls;
+  std::vector<MatmulRowsFn>& fns = fns_tls;
+  std::vector<int64_t>& offsets = offsets_tls;
+  jobs.assign(targets.size(), MatmulJob{});
+  fns.assign(targets.size(), nullptr);
+  offsets.assign(targets.size() + 1, 0);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const TensorView& w = *targets[i].w;
+    const int f = static_cast<int>(act_format(w.type));
+    if (!act_rows[f])
+      act_rows[f] = prepare_activations(static_cast<ActFormat>(f), x, cols, n_tokens, act[f],
+                                        &act_stride[f], pool);
+    MatmulJob& job = jobs[i];
+    job.w = static_cast<const uint8_t*>(w.data);
+    job.w_stride = w.row_stride();
+    job.cols = cols;
+    job.n_tokens = n_tokens;
+    job.x = act_rows[f];
+    job.x_stride = act_stride[f];
+    job.y = targets[i].y;
+    job.y_stride = w.shape[0];
+    fns[i] = k.matmul[static_cast<int>(w.type)];
+    offsets[i + 1] = offsets[i] + w.shape[0];
   }
+  const int64_t total_rows = offsets.back();
 
-  if (!pool || rows * cols * n_tokens < kMinParallelWork) {
-    fn(job, 0, rows);
+  // Rows [r0, r1) of the shared row space, cut at the targets' boundaries.
+  auto run_rows = [&jobs, &fns, &offsets](int64_t r0, int64_t r1, int) {
+    for (size_t i = 0; i < jobs.size() && r0 < r1; ++i) {
+      const int64_t b = std::max(r0, offsets[i]), e = std::min(r1, offsets[i + 1]);
+      if (b < e) fns[i](jobs[i], b - offsets[i], e - offsets[i]);
+    }
+  };
+  if (!pool || total_rows * cols * n_tokens < kMinParallelWork) {
+    run_rows(0, total_rows, 0);
     return;
   }
   // Dynamic: on a shared machine one thread is often descheduled for a while; the others
   // take over its rows instead of waiting. Rows are independent, so results do not depend
   // on which thread computes them.
-  parallel_for_dynamic(
-      pool, rows, [&](int64_t r0, int64_t r1, int) { fn(job, r0, r1); }, kRowGrain);
+  parallel_for_dynamic(pool, total_rows, run_rows, kRowGrain);
 }
 
 }  // namespace triattn::ops

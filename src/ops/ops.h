@@ -3,6 +3,7 @@
 // this CPU (scalar, AVX2, AVX-512; NEON is a new file, not a rewrite). Every kernel has a
 // slow scalar twin in ops/reference.h that the tests compare against.
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +22,18 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n);
 // n_tokens == 1 is matrix-vector (decode); larger is matrix-matrix (prefill).
 void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool);
 
+// One weight of a matmul_group and where its output goes (y[t * rows + r] as for matmul).
+struct MatmulTarget {
+  const TensorView* w;
+  float* y;
+};
+// Several matmuls of the same input x at once (Q, K and V; gate and up): the activations are
+// quantized once per format, and the rows of all weights are split over the pool in one
+// parallel call, so in decode the threads meet once instead of once per matrix. Every weight
+// must have the same column count; types may differ.
+void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
+                  ThreadPool* pool);
+
 // y = x / rms(x) * weight (weight f32; y may alias x).
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
 // In place, numerically stable.
@@ -30,6 +43,8 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n);
 float dot_f32(const float* a, const float* b, int64_t n);
 // y += a * x
 void axpy_f32(float a, const float* x, float* y, int64_t n);
+// out[i] = x[i] rounded to f16 (ties to even; overflow to inf), as core/half.h's f32_to_f16.
+void f32_to_f16_row(const float* x, uint16_t* out, int64_t n);
 
 // Instruction sets the kernels are written for. The best one this CPU supports is chosen at
 // start-up; tests force each in turn.

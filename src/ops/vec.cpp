@@ -17,5 +17,8 @@ float dot_f32(const float* a, const float* b, int64_t n) {
 void axpy_f32(float a, const float* x, float* y, int64_t n) {
   active_kernels().axpy_f32(a, x, y, n);
 }
+void f32_to_f16_row(const float* x, uint16_t* out, int64_t n) {
+  active_kernels().f32_to_f16_row(x, out, n);
+}
 
 }  // namespace triattn::ops

@@ -1,9 +1,10 @@
-// Vector kernels (dot, axpy, rmsnorm, softmax, swiglu) with 256-bit AVX2+FMA, compiled into
+// Vector kernels (dot, axpy, rmsnorm, softmax, swiglu, activation quantization, f32 -> f16) with 256-bit AVX2+FMA, compiled into
 // both kernels_avx2.cpp and kernels_avx512.cpp (see x86_matmul.inl for the scheme).
 #include <immintrin.h>
 
 #include <cmath>
 
+#include "core/half.h"
 #include "ops/cpu_dispatch.h"
 #include "ops/x86_exp.inl"
 
@@ -94,12 +95,89 @@ void vec_swiglu(const float* gate, const float* up, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// Largest |x| over n floats (n a multiple of 8).
+inline float abs_max(const float* x, int n) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 m = _mm256_setzero_ps();
+  for (int i = 0; i < n; i += 8) m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask));
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  return _mm_cvtss_f32(m4);
+}
+
+inline int32_t hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// The scalar quantize_group (kernels_scalar.cpp) 32 values at a time: the same scale and
+// ties-to-even rounding of x * (1/d), so the same bits. Writes 32 quants; sums[0] and
+// sums[1] get the sums of quants 0..15 and 16..31.
+inline void quantize_32(const float* x, __m256 id, int8_t* q, int32_t sums[2]) {
+  __m256i v[4];
+  for (int k = 0; k < 4; ++k)
+    v[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), id),
+                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  sums[0] = hsum_epi32(_mm256_add_epi32(v[0], v[1]));
+  sums[1] = hsum_epi32(_mm256_add_epi32(v[2], v[3]));
+  // Packing works within 128-bit lanes; the permute puts the 8 groups of 4 back in order.
+  const __m256i p16a = _mm256_packs_epi32(v[0], v[1]), p16b = _mm256_packs_epi32(v[2], v[3]);
+  const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm256_permutevar8x32_epi32(p8, order));
+}
+
+inline float act_scale(float amax, __m256* id) {
+  const float d = amax / 127.0f;
+  *id = _mm256_set1_ps(d > 0 ? 1.0f / d : 0.0f);
+  return d;
+}
+
+void vec_quantize_act_q8(const float* x, ActQ8* out, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const float* xb = x + b * kQK;
+    __m256 id;
+    out[b].d = act_scale(abs_max(xb, kQK), &id);
+    int32_t sums[2];
+    quantize_32(xb, id, out[b].qs, sums);
+    out[b].sum = sums[0] + sums[1];
+  }
+}
+
+void vec_quantize_act_q8k(const float* x, ActQ8K* out, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* xb = x + b * kQKK;
+    __m256 id;
+    out[b].d = act_scale(abs_max(xb, kQKK), &id);
+    for (int g = 0; g < kQKK / 32; ++g) {
+      int32_t sums[2];
+      quantize_32(xb + 32 * g, id, out[b].qs + 32 * g, sums);
+      out[b].bsums[2 * g] = static_cast<int16_t>(sums[0]);
+      out[b].bsums[2 * g + 1] = static_cast<int16_t>(sums[1]);
+    }
+  }
+}
+
+void vec_f32_to_f16_row(const float* x, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) out[i] = f32_to_f16(x[i]);
+}
+
 void fill_vec(KernelTable& t) {
   t.dot_f32 = vec_dot_f32;
   t.axpy_f32 = vec_axpy_f32;
   t.rmsnorm = vec_rmsnorm;
   t.softmax = vec_softmax;
   t.swiglu = vec_swiglu;
+  t.quantize_act_q8 = vec_quantize_act_q8;
+  t.quantize_act_q8k = vec_quantize_act_q8k;
+  t.f32_to_f16_row = vec_f32_to_f16_row;
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 // job kinds (a worker that missed a dynamic job must not run a stale one).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -86,6 +88,35 @@ TEST(ThreadPoolDynamic, InterleavesWithStaticJobs) {
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "round " << round;
     // Now and then let the workers fall asleep, so jobs also start from sleeping workers.
     if (round % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+TEST(ThreadPoolDynamic, RangesShrinkToOneGrainAtTheEnd) {
+  // Guided scheduling: in order of position the ranges never grow, the first is at most
+  // n/(2·threads) rounded up to the grain, and the last full one is a single grain, so a
+  // thread finishing early waits for at most one grain of the others' work.
+  for (int threads : {2, 4}) {
+    ThreadPool pool(threads);
+    const int64_t n = 100000, grain = 16;
+    std::mutex mu;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    pool.parallel_for_dynamic(
+        n,
+        [&](int64_t b, int64_t e, int) {
+          std::lock_guard<std::mutex> lock(mu);
+          ranges.emplace_back(b, e);
+        },
+        grain);
+    std::sort(ranges.begin(), ranges.end());
+    ASSERT_GT(ranges.size(), 2u);
+    EXPECT_LE(ranges.front().second - ranges.front().first, n / (2 * threads) + grain);
+    for (size_t i = 1; i + 1 < ranges.size(); ++i)
+      EXPECT_LE(ranges[i].second - ranges[i].first, ranges[i - 1].second - ranges[i - 1].first)
+          << "range " << i;
+    const auto& last_full = ranges[ranges.size() - 2];
+    EXPECT_EQ(last_full.second - last_full.first, grain);
+    // Few claims: logarithmic in n / grain, not n / grain.
+    EXPECT_LT(ranges.size(), 200u);
   }
 }
 

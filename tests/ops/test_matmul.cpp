@@ -63,7 +63,8 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsaShapeAndThreadCount) {
   const std::vector<Isa> isas = supported_isas();
   uint32_t seed = 1;
   for (int64_t cols : cols_for(t))
-    for (int64_t rows : {1, 5, 37})
+    // 150 rows: thread ranges of several rows, so decode runs its multi-stream path.
+    for (int64_t rows : {1, 5, 37, 150})
       for (bool arbitrary : {false, true}) {
         const std::vector<uint8_t> wbytes = arbitrary
                                                 ? testing::random_blocks(t, rows, cols, ++seed)
@@ -123,6 +124,41 @@ TEST(Matmul, LargeMatrixSplitsRowsAcrossThreads) {
     EXPECT_LT(err, 0.02 * mag);  // Q8 activations: well under 2% of the largest output
     EXPECT_GT(mag, 1.0);
   }
+}
+
+TEST(Matmul, GroupEqualsSeparateCalls) {
+  // Q, K, V-like weights of mixed types over one input: one quantization per activation
+  // format, one parallel call, and the same bits as three separate matmuls.
+  const int64_t cols = 512;
+  const DType types[] = {DType::Q8_0, DType::Q4_K, DType::F16};
+  const int64_t rows[] = {96, 40, 40};
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<TensorView> ws;
+  for (int i = 0; i < 3; ++i) bytes.push_back(testing::quantized_weights(types[i], rows[i], cols, 7 + i));
+  for (int i = 0; i < 3; ++i) ws.push_back(TensorView{types[i], {rows[i], cols}, bytes[i].data()});
+  ThreadPool pool(2);
+  for (int64_t n_tokens : {1, 5}) {
+    SCOPED_TRACE(n_tokens);
+    const std::vector<float> x = testing::random_floats(static_cast<size_t>(n_tokens * cols), 3);
+    std::vector<std::vector<float>> alone(3), grouped(3);
+    for (int i = 0; i < 3; ++i) {
+      alone[i].assign(static_cast<size_t>(rows[i] * n_tokens), NAN);
+      grouped[i].assign(alone[i].size(), NAN);
+      matmul(ws[i], x.data(), n_tokens, alone[i].data(), &pool);
+    }
+    const MatmulTarget targets[] = {{&ws[0], grouped[0].data()}, {&ws[1], grouped[1].data()},
+                                    {&ws[2], grouped[2].data()}};
+    matmul_group(targets, x.data(), n_tokens, &pool);
+    for (int i = 0; i < 3; ++i)
+      for (size_t k = 0; k < alone[i].size(); ++k)
+        ASSERT_EQ(grouped[i][k], alone[i][k]) << "target " << i << " output " << k;
+  }
+  // Weights of different widths cannot share one input.
+  const std::vector<uint8_t> other = testing::quantized_weights(DType::Q8_0, 8, 256, 1);
+  const TensorView narrow{DType::Q8_0, {8, 256}, other.data()};
+  std::vector<float> x(cols), y0(96), y1(8);
+  const MatmulTarget mixed[] = {{&ws[0], y0.data()}, {&narrow, y1.data()}};
+  EXPECT_THROW(matmul_group(mixed, x.data(), 1, &pool), Error);
 }
 
 TEST(Matmul, RejectsBadWeights) {

@@ -17,6 +17,7 @@
 namespace triattn::ops {
 namespace {
 
+using testing::IsaGuard;
 using testing::random_blocks;
 using testing::random_floats;
 using testing::weight_types;
@@ -224,30 +225,70 @@ TEST(QuantizeRoundTrip, RmsErrorOnNormalData) {
 }
 
 TEST(ActivationQuant, Q8BlocksAndSums) {
-  const std::vector<float> x = random_floats(512, 3, 2.0f);
-  std::vector<ActQ8> a(512 / 32);
-  quantize_act_q8(x.data(), a.data(), 512);
-  for (int b = 0; b < 16; ++b) {
-    int sum = 0;
-    for (int i = 0; i < 32; ++i) {
-      EXPECT_LE(std::fabs(a[b].qs[i] * a[b].d - x[32 * b + i]), a[b].d * 0.5f * 1.0001f);
-      sum += a[b].qs[i];
-    }
-    EXPECT_EQ(a[b].sum, sum);
-    EXPECT_FLOAT_EQ(a[b].d, amax_of(x.data() + 32 * b, 32) / 127.0f);
+  // Every ISA: error within half a step, exact sums, d = amax/127, and the same bits as the
+  // scalar table (so the ISA never changes a matmul's result). Block 3 is all zeros and
+  // block 5 holds exact half steps, where the rounding (ties to even) must agree.
+  std::vector<float> x = random_floats(512, 3, 2.0f);
+  std::fill(x.begin() + 96, x.begin() + 128, 0.0f);
+  for (int i = 0; i < 32; ++i) x[160 + i] = (i == 0) ? 127.0f : static_cast<float>(i % 9) - 3.5f;
+  std::vector<ActQ8> scalar8(16);
+  std::vector<ActQ8K> scalar8k(2);
+  {
+    IsaGuard guard(Isa::Scalar);
+    quantize_act_q8(x.data(), scalar8.data(), 512);
+    quantize_act_q8k(x.data(), scalar8k.data(), 512);
   }
-  std::vector<ActQ8K> k(2);
-  quantize_act_q8k(x.data(), k.data(), 512);
-  for (int b = 0; b < 2; ++b)
-    for (int s = 0; s < 16; ++s) {
+  for (Isa isa : supported_isas()) {
+    SCOPED_TRACE(isa_name(isa));
+    IsaGuard guard(isa);
+    std::vector<ActQ8> a(512 / 32);
+    quantize_act_q8(x.data(), a.data(), 512);
+    for (int b = 0; b < 16; ++b) {
       int sum = 0;
-      for (int i = 0; i < 16; ++i) {
-        const int e = 16 * s + i;
-        EXPECT_LE(std::fabs(k[b].qs[e] * k[b].d - x[256 * b + e]), k[b].d * 0.5f * 1.0001f);
-        sum += k[b].qs[e];
+      for (int i = 0; i < 32; ++i) {
+        EXPECT_LE(std::fabs(a[b].qs[i] * a[b].d - x[32 * b + i]), a[b].d * 0.5f * 1.0001f);
+        sum += a[b].qs[i];
+        ASSERT_EQ(a[b].qs[i], scalar8[b].qs[i]) << "block " << b << " element " << i;
       }
-      EXPECT_EQ(k[b].bsums[s], sum);
+      EXPECT_EQ(a[b].sum, sum);
+      EXPECT_EQ(a[b].sum, scalar8[b].sum);
+      EXPECT_FLOAT_EQ(a[b].d, amax_of(x.data() + 32 * b, 32) / 127.0f);
+      EXPECT_EQ(a[b].d, scalar8[b].d);
     }
+    EXPECT_EQ(a[3].d, 0.0f);
+    EXPECT_EQ(a[5].qs[1], -2);  // -2.5 -> -2 (ties to even)
+    std::vector<ActQ8K> k(2);
+    quantize_act_q8k(x.data(), k.data(), 512);
+    for (int b = 0; b < 2; ++b) {
+      EXPECT_EQ(k[b].d, scalar8k[b].d);
+      for (int s = 0; s < 16; ++s) {
+        int sum = 0;
+        for (int i = 0; i < 16; ++i) {
+          const int e = 16 * s + i;
+          EXPECT_LE(std::fabs(k[b].qs[e] * k[b].d - x[256 * b + e]), k[b].d * 0.5f * 1.0001f);
+          sum += k[b].qs[e];
+          ASSERT_EQ(k[b].qs[e], scalar8k[b].qs[e]) << "super-block " << b << " element " << e;
+        }
+        EXPECT_EQ(k[b].bsums[s], sum);
+      }
+    }
+  }
+}
+
+TEST(HalfRow, EveryIsaRoundsLikeTheScalarConversion) {
+  // Normal values, ties, subnormals, overflow to inf, both zeros, infinities; 37 values so the
+  // SIMD loop leaves a tail.
+  std::vector<float> x = random_floats(37, 11, 70000.0f);
+  const float specials[] = {0.0f, -0.0f, 65504.0f, 65519.0f, 65520.0f, -1e9f, 1e-8f, -3e-5f,
+                            6.1e-5f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, INFINITY, -INFINITY};
+  std::copy(std::begin(specials), std::end(specials), x.begin());
+  for (Isa isa : supported_isas()) {
+    IsaGuard guard(isa);
+    std::vector<uint16_t> h(x.size());
+    f32_to_f16_row(x.data(), h.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(h[i], f32_to_f16(x[i])) << isa_name(isa) << " value " << x[i];
+  }
 }
 
 }  // namespace
