@@ -12,8 +12,8 @@
 #   REPS            repetitions per measurement       (default 3)
 #   THREADS         worker threads                    (default 2)
 #   BUDGET          TriAttention budget B             (default 2048)
-# Models: Qwen3-0.6B and Llama-3.2-1B shapes in Q8_0, Q4_K and F16. llama.cpp's "Q4_K_M" mixes
-# Q4_K with Q6_K for some tensors; our maker writes plain Q4_K for every matrix.
+# Models: Qwen3-0.6B and Llama-3.2-1B shapes in Q8_0, Q4_K_M and F16 (make-model --type q4_k_m
+# writes llama.cpp's Q4_K/Q6_K mix).
 # Results: SCRATCH_DIR/results/<preset>-<type>.json (bench --json), .log (progress), and
 # SCRATCH_DIR/results/tables.md (the tables docs/benchmarks.md is written from).
 set -euo pipefail
@@ -24,7 +24,7 @@ case "$(realpath -m "$dir")/" in
   "$here"/*) echo "bench.sh: the scratch dir must be outside the repository ($here)" >&2; exit 2 ;;
 esac
 bin="${TRIATTN_BINARY:-$here/build/triattn}"
-models="${MODELS:-qwen3-0.6b:q8_0 qwen3-0.6b:q4_k qwen3-0.6b:f16 llama-3.2-1b:q8_0 llama-3.2-1b:q4_k llama-3.2-1b:f16}"
+models="${MODELS:-qwen3-0.6b:q8_0 qwen3-0.6b:q4_k_m qwen3-0.6b:f16 llama-3.2-1b:q8_0 llama-3.2-1b:q4_k_m llama-3.2-1b:f16}"
 depths="${DEPTHS:-0,4096,16384,32768}"
 reps="${REPS:-3}"
 threads="${THREADS:-2}"

@@ -1,5 +1,6 @@
 // triattn make-model: random-weight models of real shapes, for tests and benchmarks.
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -18,7 +19,8 @@ int cmd_make_model(const std::vector<std::string>& args) {
                  "tiny-qwen3")
       ->required();
   app.add_option("--format", format, "gguf or hf")->capture_default_str();
-  app.add_option("--type", type, "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k (hf: f32/f16/bf16)")
+  app.add_option("--type", type, "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, or q4_k_m (llama.cpp's "
+                 "Q4_K/Q6_K mix) (hf: f32/f16/bf16)")
       ->capture_default_str();
   app.add_option("-o,--output", out, "output .gguf file or HF directory")->required();
   app.add_option("--seed", opt.seed, "weight seed (same seed = same model in both formats)")->capture_default_str();
@@ -32,9 +34,11 @@ int cmd_make_model(const std::vector<std::string>& args) {
   if (ctx > 0) cfg.context_length = ctx;
   if (vocab > 0) cfg.vocab_size = vocab;
   cfg.validate();
-  auto t = dtype_from_name(type);
+  opt.q4_k_m = type == "q4_k_m";
+  auto t = opt.q4_k_m ? std::optional<DType>(DType::Q4_K) : dtype_from_name(type);
   if (!t) fail("--type '", type, "' is not a weight type");
   opt.weight_type = *t;
+  if (opt.q4_k_m && format != "gguf") fail("--type q4_k_m is a GGUF mix; HF checkpoints are f32, f16 or bf16");
   if (format == "gguf") {
     write_random_gguf(cfg, opt, out);
   } else if (format == "hf") {

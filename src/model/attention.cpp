@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "ops/ops.h"
 
 namespace triattn {
 
@@ -82,23 +83,24 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
 
 }  // namespace attention_detail
 
-namespace {
-bool has_avx2() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                         __builtin_cpu_supports("f16c");
-  return ok;
-}
-}  // namespace
-
 void attend(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
             float scale, float* const* out, float* weights) {
   if (s.type != DType::F32 && s.type != DType::F16)
     fail("attention: KV type ", dtype_name(s.type), " is not supported (F32 or F16)");
   if (n_q <= 0) return;
-  if (has_avx2() && s.head_dim % 8 == 0)
+#if defined(__x86_64__)
+  // Follows the ops ISA choice, so forcing an ISA in a test covers this too.
+  const ops::Isa isa = ops::active_isa();
+  if (isa == ops::Isa::Avx512 && s.head_dim % 16 == 0) {
+    attention_detail::attend_avx512(q, q_pos, n_q, s, scale, out, weights);
+    return;
+  }
+  if (isa != ops::Isa::Scalar && s.head_dim % 8 == 0) {
     attention_detail::attend_avx2(q, q_pos, n_q, s, scale, out, weights);
-  else
-    attention_detail::attend_scalar(q, q_pos, n_q, s, scale, out, weights);
+    return;
+  }
+#endif
+  attention_detail::attend_scalar(q, q_pos, n_q, s, scale, out, weights);
 }
 
 void attend_one_head(const float* q, const AttentionStream& s, int32_t query_pos, float scale,

@@ -42,9 +42,14 @@ constexpr int kBlock = 64;
 // The portable kernel (any head_dim); attend() uses it where the AVX2 one does not apply.
 void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
                    const AttentionStream& s, float scale, float* const* out, float* weights);
+#if defined(__x86_64__)
 // AVX2+FMA+F16C; head_dim must be a multiple of 8. In attention_avx2.cpp.
 void attend_avx2(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
                  float scale, float* const* out, float* weights);
+// AVX-512; head_dim must be a multiple of 16. In attention_avx512.cpp.
+void attend_avx512(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+                   float scale, float* const* out, float* weights);
+#endif
 }  // namespace attention_detail
 
 }  // namespace triattn

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -158,9 +159,10 @@ const char* rope_scaling_name(RopeScalingType t) {
   }
 }
 
-DType gguf_matrix_type(DType want, int64_t cols) {
-  if (cols % block_size(want) == 0) return want;
-  return cols % block_size(DType::Q8_0) == 0 ? DType::Q8_0 : DType::F16;
+// Layer index of a "blk.N.…" tensor name, -1 for the others.
+int gguf_layer(const std::string& name) {
+  if (name.rfind("blk.", 0) != 0) return -1;
+  return std::atoi(name.c_str() + 4);
 }
 
 void write_text(const std::filesystem::path& p, const std::string& text) {
@@ -170,6 +172,20 @@ void write_text(const std::filesystem::path& p, const std::string& text) {
 }
 
 }  // namespace
+
+DType maker_matrix_type(const MakerOptions& opt, const std::string& gguf_name, int layer,
+                        int n_layers, bool output, int64_t cols) {
+  DType want = opt.weight_type;
+  if (opt.q4_k_m) {
+    const int n = n_layers;
+    const bool more_bits = layer >= 0 && (layer < n / 8 || layer >= 7 * n / 8 || (layer - n / 8) % 3 == 2);
+    const bool sensitive = gguf_name.find(".attn_v.") != std::string::npos ||
+                           gguf_name.find(".ffn_down.") != std::string::npos;
+    want = output || (sensitive && more_bits) ? DType::Q6_K : DType::Q4_K;
+  }
+  if (cols % block_size(want) == 0) return want;
+  return cols % block_size(DType::Q8_0) == 0 ? DType::Q8_0 : DType::F16;
+}
 
 ModelConfig model_preset(const std::string& name) {
   ModelConfig c;
@@ -273,7 +289,8 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
       w.add_tensor(t.gguf, DType::F32, t.shape, v.data(), v.size() * sizeof(float));
       continue;
     }
-    const DType type = gguf_matrix_type(opt.weight_type, cols);
+    const bool output = t.gguf == "output.weight" || (cfg.tied_embeddings && t.gguf == "token_embd.weight");
+    const DType type = maker_matrix_type(opt, t.gguf, gguf_layer(t.gguf), cfg.n_layers, output, cols);
     auto fill = [seed, t, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
                     int64_t r, uint8_t* dst) mutable {
       hf_row(seed, t, t.rope_head_dim > 0 ? hf_row_for_gguf_row(r, t.rope_head_dim) : r, row.data());

@@ -23,7 +23,17 @@ struct MakerOptions {
   // Norm vectors are F32 in GGUF and biases too; in HF they use the weight type.
   DType weight_type = DType::F16;
   uint64_t seed = 1;
+  // Q4_K_M, as llama.cpp's quantizer writes it (weight_type is then Q4_K): Q6_K for the
+  // output matrix (the token embedding when tied) and for attn_v and ffn_down in the first
+  // and last eighth of the layers and every third layer in between; Q4_K elsewhere.
+  bool q4_k_m = false;
 };
+
+// The type a GGUF matrix gets: opt's weight type or the Q4_K_M recipe, falling back to
+// Q8_0 (then F16) when its rows are not a whole number of blocks. `layer` is -1 for the
+// embedding and output matrices; `output` is true for the output matrix (or a tied embedding).
+DType maker_matrix_type(const MakerOptions& opt, const std::string& gguf_name, int layer,
+                        int n_layers, bool output, int64_t cols);
 
 // One .gguf file with llama.cpp key/tensor names and a synthetic SentencePiece-style vocab
 // ("<unk>", "<s>", "</s>", 256 byte tokens, then filler pieces "▁t259", ...).

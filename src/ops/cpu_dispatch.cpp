@@ -1,5 +1,9 @@
 #include "ops/cpu_dispatch.h"
 
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "core/error.h"
 #include "ops/cpu_features.h"
 
@@ -24,10 +28,18 @@ const KernelTable* table_for(Isa isa) {
   return nullptr;
 }
 
+// The best table for this CPU, or the one TRIATTN_ISA names (scalar, avx2, avx512): a way to
+// compare kernels on one machine or to rule them out when chasing a numerical difference.
 const KernelTable* best_table() {
-  const KernelTable* t = nullptr;
-  for (Isa isa : supported_isas()) t = table_for(isa);  // ordered worst to best
-  return t;
+  const std::vector<Isa> isas = supported_isas();  // ordered worst to best
+  const char* want = std::getenv("TRIATTN_ISA");
+  if (!want || !*want) return table_for(isas.back());
+  std::string names;
+  for (Isa isa : isas) {
+    if (isa_name(isa) == want) return table_for(isa);
+    names += (names.empty() ? "" : ", ") + std::string(isa_name(isa));
+  }
+  fail("TRIATTN_ISA=", want, ": not an instruction set this CPU runs (supported: ", names, ")");
 }
 
 const KernelTable* g_active = nullptr;

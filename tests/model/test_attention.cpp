@@ -160,10 +160,15 @@ void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float 
   }
 }
 
+#if defined(__x86_64__)
 bool cpu_has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
          __builtin_cpu_supports("f16c");
 }
+bool cpu_has_avx512() {
+  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+#endif
 
 TEST(Attention, MatchesReferenceAcrossTypesGroupsAndLengths) {
   uint32_t seed = 10;
@@ -174,18 +179,25 @@ TEST(Attention, MatchesReferenceAcrossTypesGroupsAndLengths) {
         const Case c{t, 128, n_q, n};
         check(c, attend, "attend", ++seed);
         check(c, attention_detail::attend_scalar, "scalar", seed);
+#if defined(__x86_64__)
         if (cpu_has_avx2()) check(c, attention_detail::attend_avx2, "avx2", seed);
+        if (cpu_has_avx512()) check(c, attention_detail::attend_avx512, "avx512", seed);
+#endif
       }
 }
 
 TEST(Attention, OtherHeadDims) {
-  // 64 and 8 use the vector kernel; 40 has a 32+8 split; 12 and 1 take the scalar path.
+  // 64, 48 and 8 use the vector kernels (48: 512-bit with a 32+16 split; 8: 256-bit only);
+  // 40 has a 32+8 split; 12 and 1 take the scalar path.
   uint32_t seed = 500;
-  for (int d : {64, 8, 40, 12, 1})
+  for (int d : {64, 48, 8, 40, 12, 1})
     for (DType t : {DType::F32, DType::F16}) {
       const Case c{t, d, 3, 150};
       check(c, attend, "attend", ++seed);
+#if defined(__x86_64__)
       if (cpu_has_avx2() && d % 8 == 0) check(c, attention_detail::attend_avx2, "avx2", seed);
+      if (cpu_has_avx512() && d % 16 == 0) check(c, attention_detail::attend_avx512, "avx512", seed);
+#endif
     }
 }
 

@@ -193,6 +193,40 @@ TEST(MakerGguf, QwenVariantsAndQuantizedTypes) {
   ASSERT_NE(q2->find_tensor("output.weight"), nullptr);
 }
 
+// llama.cpp's Q4_K_M recipe on 8 layers with K-quant-sized rows: Q6_K for the tied
+// embedding (it is the output matrix) and for attn_v / ffn_down of layers 0, 3, 6 and 7
+// (first and last eighth, every third in between), Q4_K for every other matrix.
+TEST(MakerGguf, Q4KMMixesQ6KIntoTheSensitiveMatrices) {
+  TempDir dir;
+  ModelConfig cfg = model_preset("tiny-qwen3");
+  cfg.n_layers = 8;
+  cfg.n_embd = 256;
+  cfg.n_ff = 256;
+  cfg.n_heads = 4;
+  cfg.n_kv_heads = 2;
+  cfg.head_dim = 64;
+  MakerOptions opt;
+  opt.weight_type = DType::Q4_K;
+  opt.q4_k_m = true;
+  write_random_gguf(cfg, opt, dir.file("m.gguf"));
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  EXPECT_EQ(f->find_tensor("token_embd.weight")->type, DType::Q6_K);
+  for (int l = 0; l < 8; ++l) {
+    SCOPED_TRACE(l);
+    const std::string b = "blk." + std::to_string(l) + ".";
+    const DType sensitive = (l == 0 || l == 3 || l == 6 || l == 7) ? DType::Q6_K : DType::Q4_K;
+    EXPECT_EQ(f->find_tensor(b + "attn_v.weight")->type, sensitive);
+    EXPECT_EQ(f->find_tensor(b + "ffn_down.weight")->type, sensitive);
+    for (const char* m : {"attn_q.weight", "attn_k.weight", "attn_output.weight", "ffn_gate.weight", "ffn_up.weight"})
+      EXPECT_EQ(f->find_tensor(b + m)->type, DType::Q4_K) << m;
+  }
+  // An untied output gets Q6_K and the embedding then stays Q4_K.
+  EXPECT_EQ(maker_matrix_type(opt, "output.weight", -1, 8, true, 256), DType::Q6_K);
+  EXPECT_EQ(maker_matrix_type(opt, "token_embd.weight", -1, 8, false, 256), DType::Q4_K);
+  // Rows that are not a whole K-quant block fall back to Q8_0, as for plain Q4_K.
+  EXPECT_EQ(maker_matrix_type(opt, "blk.0.attn_v.weight", 0, 8, false, 96), DType::Q8_0);
+}
+
 // A real preset cut to one layer and a small vocabulary: real per-layer shapes, K-quant kept.
 TEST(MakerGguf, RealShapesOneLayerLlama3Scaling) {
   TempDir dir;
