@@ -217,13 +217,20 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
   }
   if (!rows.empty()) {
     const int64_t R = static_cast<int64_t>(rows.size());
-    std::vector<float> normed(R * E), out(R * V);
+    std::vector<float> normed(R * E);
     for (int64_t r = 0; r < R; ++r)
       ops::rmsnorm(&x_[rows[r] * E], static_cast<const float*>(w.output_norm.data), &normed[r * E], E, c.rms_eps);
-    ops::matmul(w.output, normed.data(), R, out.data(), pool_);
-    for (int64_t r = 0; r < R; ++r) {
-      std::vector<float>& dst = logits[owner[rows[r]]];
-      dst.insert(dst.end(), out.begin() + r * V, out.begin() + (r + 1) * V);
+    if (R == 1) {  // decode: straight into the caller's vector, no copy of V floats
+      std::vector<float>& dst = logits[owner[rows[0]]];
+      dst.resize(static_cast<size_t>(V));
+      ops::matmul(w.output, normed.data(), 1, dst.data(), pool_);
+    } else {
+      std::vector<float> out(R * V);
+      ops::matmul(w.output, normed.data(), R, out.data(), pool_);
+      for (int64_t r = 0; r < R; ++r) {
+        std::vector<float>& dst = logits[owner[rows[r]]];
+        dst.insert(dst.end(), out.begin() + r * V, out.begin() + (r + 1) * V);
+      }
     }
   }
   for (const ForwardItem& it : items) it.cache->advance(static_cast<int64_t>(it.tokens.size()));
