@@ -12,19 +12,6 @@ namespace triattn {
 
 namespace {
 
-// RoPE in halves layout: band f rotates (x[f], x[f + d/2]) by angle pos·ω_f.
-void rope_inplace(float* x, int n_heads, int head_dim, const float* cos, const float* sin) {
-  const int half = head_dim / 2;
-  for (int h = 0; h < n_heads; ++h) {
-    float* v = x + h * head_dim;
-    for (int f = 0; f < half; ++f) {
-      const float a = v[f], b = v[f + half];
-      v[f] = a * cos[f] - b * sin[f];
-      v[f + half] = a * sin[f] + b * cos[f];
-    }
-  }
-}
-
 void add_bias(float* y, const TensorView& b, int64_t n_tokens, int64_t n) {
   if (b.empty()) return;
   const auto* bias = static_cast<const float*>(b.data);
@@ -123,8 +110,8 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       }
     }
     for (int64_t t = 0; t < T; ++t) {
-      rope_inplace(&q_[t * Q], c.n_heads, static_cast<int>(d), &cos_[t * half], &sin_[t * half]);
-      rope_inplace(&k_[t * K], c.n_kv_heads, static_cast<int>(d), &cos_[t * half], &sin_[t * half]);
+      ops::rope(&q_[t * Q], c.n_heads, static_cast<int>(d), &cos_[t * half], &sin_[t * half]);
+      ops::rope(&k_[t * K], c.n_kv_heads, static_cast<int>(d), &cos_[t * half], &sin_[t * half]);
       items[owner[t]].cache->append(l, pos[t], &k_[t * K], &v_[t * K]);
     }
 

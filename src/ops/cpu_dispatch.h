@@ -40,6 +40,7 @@ struct KernelTable {
   void (*rmsnorm)(const float* x, const float* w, float* y, int64_t n, float eps) = nullptr;
   void (*softmax)(float* x, int64_t n) = nullptr;
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t n) = nullptr;
+  void (*rope)(float* x, int n_heads, int head_dim, const float* cos, const float* sin) = nullptr;
   // Activation quantization (act_quant.h) and f32 -> f16 rows: bit-identical on every ISA
   // (same scale, same ties-to-even rounding), so the choice of ISA never changes results.
   void (*quantize_act_q8)(const float* x, ActQ8* out, int64_t n) = nullptr;

@@ -177,6 +177,19 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void rope(float* x, int n_heads, int head_dim, const float* cos, const float* sin) {
+  const int half = head_dim / 2;
+  for (int h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int f = 0; f < half; ++f) {
+      const float a = v[f], b = v[f + half];
+      const float ac = a * cos[f], bs = b * sin[f], as = a * sin[f], bc = b * cos[f];
+      v[f] = ac - bs;
+      v[f + half] = as + bc;
+    }
+  }
+}
+
 // Quantizes n values with one scale d = amax/127 and q = nearbyint(x / d) computed as
 // x * (1/d) in float (ties to even); returns d. The SIMD versions compute the same bits.
 float quantize_group(const float* x, int8_t* q, int n) {
@@ -230,6 +243,7 @@ KernelTable make_table() {
   t.rmsnorm = rmsnorm;
   t.softmax = softmax;
   t.swiglu = swiglu;
+  t.rope = rope;
   t.quantize_act_q8 = quantize_act_q8;
   t.quantize_act_q8k = quantize_act_q8k;
   t.f32_to_f16_row = f32_to_f16_row;

@@ -43,6 +43,10 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n);
 float dot_f32(const float* a, const float* b, int64_t n);
 // y += a * x
 void axpy_f32(float a, const float* x, float* y, int64_t n);
+// RoPE in the halves layout, in place, for n_heads vectors of head_dim (even) floats: band f
+// rotates (x[f], x[f + head_dim/2]) by the angle with cos[f], sin[f] (head_dim/2 of each).
+// ISAs agree to rounding (the SIMD versions fuse one multiply into each add).
+void rope(float* x, int n_heads, int head_dim, const float* cos, const float* sin);
 // out[i] = x[i] rounded to f16 (ties to even; overflow to inf), as core/half.h's f32_to_f16.
 void f32_to_f16_row(const float* x, uint16_t* out, int64_t n);
 

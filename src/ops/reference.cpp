@@ -124,4 +124,16 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void rope(float* x, int n_heads, int head_dim, const double* angles) {
+  const int half = head_dim / 2;
+  for (int h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int f = 0; f < half; ++f) {
+      const double a = v[f], b = v[f + half], c = std::cos(angles[f]), s = std::sin(angles[f]);
+      v[f] = static_cast<float>(a * c - b * s);
+      v[f + half] = static_cast<float>(a * s + b * c);
+    }
+  }
+}
+
 }  // namespace triattn::ops::ref

@@ -20,5 +20,7 @@ void axpy(float a, const float* x, float* y, int64_t n);
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void softmax(float* x, int64_t n);
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
+// RoPE (halves layout) from the angles themselves, in double.
+void rope(float* x, int n_heads, int head_dim, const double* angles);
 
 }  // namespace triattn::ops::ref

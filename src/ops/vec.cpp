@@ -17,6 +17,9 @@ float dot_f32(const float* a, const float* b, int64_t n) {
 void axpy_f32(float a, const float* x, float* y, int64_t n) {
   active_kernels().axpy_f32(a, x, y, n);
 }
+void rope(float* x, int n_heads, int head_dim, const float* cos, const float* sin) {
+  active_kernels().rope(x, n_heads, head_dim, cos, sin);
+}
 void f32_to_f16_row(const float* x, uint16_t* out, int64_t n) {
   active_kernels().f32_to_f16_row(x, out, n);
 }

@@ -1,4 +1,4 @@
-// Vector kernels (dot, axpy, rmsnorm, softmax, swiglu, activation quantization, f32 -> f16) with 256-bit AVX2+FMA, compiled into
+// Vector kernels (dot, axpy, rmsnorm, softmax, swiglu, RoPE, activation quantization, f32 -> f16) with 256-bit AVX2+FMA, compiled into
 // both kernels_avx2.cpp and kernels_avx512.cpp (see x86_matmul.inl for the scheme).
 #include <immintrin.h>
 
@@ -95,6 +95,26 @@ void vec_swiglu(const float* gate, const float* up, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void vec_rope(float* x, int n_heads, int head_dim, const float* cos, const float* sin) {
+  const int half = head_dim / 2;
+  for (int h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    int f = 0;
+    for (; f + 8 <= half; f += 8) {
+      const __m256 a = _mm256_loadu_ps(v + f), b = _mm256_loadu_ps(v + f + half);
+      const __m256 c = _mm256_loadu_ps(cos + f), s = _mm256_loadu_ps(sin + f);
+      _mm256_storeu_ps(v + f, _mm256_fmsub_ps(a, c, _mm256_mul_ps(b, s)));
+      _mm256_storeu_ps(v + f + half, _mm256_fmadd_ps(a, s, _mm256_mul_ps(b, c)));
+    }
+    for (; f < half; ++f) {
+      const float a = v[f], b = v[f + half];
+      const float ac = a * cos[f], bs = b * sin[f], as = a * sin[f], bc = b * cos[f];
+      v[f] = ac - bs;
+      v[f + half] = as + bc;
+    }
+  }
+}
+
 // Largest |x| over n floats (n a multiple of 8).
 inline float abs_max(const float* x, int n) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
@@ -175,6 +195,7 @@ void fill_vec(KernelTable& t) {
   t.rmsnorm = vec_rmsnorm;
   t.softmax = vec_softmax;
   t.swiglu = vec_swiglu;
+  t.rope = vec_rope;
   t.quantize_act_q8 = vec_quantize_act_q8;
   t.quantize_act_q8k = vec_quantize_act_q8k;
   t.f32_to_f16_row = vec_f32_to_f16_row;

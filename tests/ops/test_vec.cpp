@@ -110,5 +110,35 @@ TEST(Vec, Swiglu) {
   }
 }
 
+TEST(Vec, RopeMatchesReferenceOnEveryIsa) {
+  // head_dim 128 and 64 (vector loop only), 20 (8 + tail of 2), 12 and 2 (tail only).
+  for (int d : {128, 64, 20, 12, 2}) {
+    const int heads = 3, half = d / 2;
+    std::vector<double> angles(half);
+    std::vector<float> cs(half), sn(half);
+    for (int f = 0; f < half; ++f) {
+      angles[f] = 4097.0 * std::pow(10000.0, -2.0 * f / d);  // position 4097, theta 1e4
+      cs[f] = static_cast<float>(std::cos(angles[f]));
+      sn[f] = static_cast<float>(std::sin(angles[f]));
+    }
+    const std::vector<float> x = random_floats(heads * d, 21, 3.0f);
+    std::vector<float> expect = x;
+    ref::rope(expect.data(), heads, d, angles.data());
+    for (Isa isa : supported_isas()) {
+      SCOPED_TRACE(::testing::Message() << isa_name(isa) << " head_dim " << d);
+      IsaGuard guard(isa);
+      std::vector<float> y = x;
+      rope(y.data(), heads, d, cs.data(), sn.data());
+      for (size_t i = 0; i < y.size(); ++i) {
+        // cos/sin rounded to float and two float products: a few ulps of the band's length
+        ASSERT_NEAR(y[i], expect[i], 4e-7f * 3.0f * 2) << "element " << i;
+      }
+      // A rotation keeps each band's length.
+      for (int f = 0; f < half; ++f)
+        EXPECT_NEAR(std::hypot(y[f], y[f + half]), std::hypot(x[f], x[f + half]), 1e-5f);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace triattn::ops
