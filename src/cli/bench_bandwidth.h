@@ -12,7 +12,7 @@ struct BandwidthProbe {
   double best_gbs = 0;  // best run, 1e9 bytes per second
   size_t bytes = 0;     // buffer size read per run
   int threads = 0;
-  int runs = 0;
+  int runs = 0;  // runs behind best_gbs (bench adds up its repeated probes)
 };
 
 // Reads a `bytes` buffer with every thread of `pool`, `runs` times; keeps the best run (the
