@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -60,11 +61,13 @@ std::string Model::weight_type_name() const {
   std::map<DType, size_t> bytes;
   for (const LayerWeights& L : weights_.layers)
     for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) bytes[t->type] += t->nbytes();
-  DType best = DType::F32;
-  size_t most = 0;
-  for (auto [t, b] : bytes)
-    if (b > most) most = b, best = t;
-  return std::string(dtype_name(best));
+  // Most bytes first; a mix (Q4_K_M is Q4_K with some Q6_K) names every type: "q4_k+q6_k".
+  std::vector<std::pair<size_t, DType>> order;
+  for (auto [t, b] : bytes) order.emplace_back(b, t);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string name;
+  for (const auto& [b, t] : order) name += (name.empty() ? "" : "+") + std::string(dtype_name(t));
+  return name.empty() ? std::string(dtype_name(DType::F32)) : name;
 }
 
 }  // namespace triattn

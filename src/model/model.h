@@ -38,7 +38,7 @@ class Model {
   const ModelWeights& weights() const { return weights_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::string& path() const { return path_; }
-  std::string weight_type_name() const;  // most common matrix dtype, e.g. "q8_0"
+  std::string weight_type_name() const;  // layer matrix dtypes, most bytes first: "q8_0", "q4_k+q6_k"
   size_t weight_bytes() const;           // bytes of all weight tensors read per token
 
   // Loader internals (model/loader_*.cpp) fill these.

@@ -16,6 +16,7 @@
 #include "formats/gguf.h"
 #include "formats/safetensors.h"
 #include "model/maker.h"
+#include "model/model.h"
 #include "ops/ops.h"
 
 namespace triattn {
@@ -223,6 +224,8 @@ TEST(MakerGguf, Q4KMMixesQ6KIntoTheSensitiveMatrices) {
   // An untied output gets Q6_K and the embedding then stays Q4_K.
   EXPECT_EQ(maker_matrix_type(opt, "output.weight", -1, 8, true, 256), DType::Q6_K);
   EXPECT_EQ(maker_matrix_type(opt, "token_embd.weight", -1, 8, false, 256), DType::Q4_K);
+  // The loaded model names its mix, most bytes first.
+  EXPECT_EQ(Model::load(dir.file("m.gguf"))->weight_type_name(), "q4_k+q6_k");
   // Rows that are not a whole K-quant block fall back to Q8_0, as for plain Q4_K.
   EXPECT_EQ(maker_matrix_type(opt, "blk.0.attn_v.weight", 0, 8, false, 96), DType::Q8_0);
 }
