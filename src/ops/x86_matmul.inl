@@ -347,10 +347,11 @@ void tile_tokens(const MatmulJob& j, int64_t r0, int64_t t0, int tokens) {
 // prefetch kGemvPrefetch bytes ahead. Measured on this 2-core EPYC VM over 600 MB of Q8_0
 // rows of 1024 columns (2 threads, best of 7): one row at a time 40 GB/s, the same with a
 // prefetch 42, 4 adjacent rows 26, 4 spaced rows 42, 4 spaced rows with a 2 KB prefetch 51
-// (the plain read probe: 58). Several independent streams keep more cache-line misses in
-// flight than the hardware prefetcher does for one stream interleaved with compute.
-// Every row is accumulated the same way (kLanes interleaved block accumulators) whichever
-// stream carries it, so results do not depend on how rows are split over threads.
+// (the plain read probe: 58; 1, 3 and 4 KB prefetches and 2, 6 or 8 streams were slower).
+// Several independent streams keep more cache-line misses in flight than the hardware
+// prefetcher does for one stream interleaved with compute.
+// Every row is accumulated the same way (gemv_lanes() interleaved block accumulators)
+// whichever stream carries it, so results do not depend on how rows are split over threads.
 constexpr int kGemvStreams = 4;
 constexpr int kGemvPrefetch = 2048;
 
