@@ -132,14 +132,17 @@ int cmd_bench(const std::vector<std::string>& args) {
   ThreadPool pool(o.threads);
   Forward forward(*model, &pool);
 
-  std::fprintf(stderr, "bench: %s (%s), %d threads; probing memory bandwidth...\n", o.model_path.c_str(),
-               cfg.describe().c_str(), pool.size());
-  // Probed again before every repetition, keeping the best: on a shared machine one probe
-  // taken while a neighbour streams memory can read far low (39 vs 74 GB/s seen here), and
-  // every "% of probe" would be inflated by it.
-  BandwidthProbe probe = measure_read_bandwidth(pool, static_cast<size_t>(o.probe_mib) << 20, o.probe_runs);
+  std::fprintf(stderr, "bench: %s (%s), %d threads\n", o.model_path.c_str(), cfg.describe().c_str(),
+               pool.size());
+  // The memory bandwidth is probed before every repetition, keeping the best: on a shared
+  // machine one probe taken while a neighbour streams memory can read far low (39 vs 74 GB/s
+  // seen here), and every "% of probe" would be inflated by it.
+  BandwidthProbe probe;
   auto probe_again = [&] {
+    std::fprintf(stderr, "bench: probing memory bandwidth...\n");
     const BandwidthProbe p = measure_read_bandwidth(pool, static_cast<size_t>(o.probe_mib) << 20, o.probe_runs);
+    probe.bytes = p.bytes;
+    probe.threads = p.threads;
     probe.best_gbs = std::max(probe.best_gbs, p.best_gbs);
     probe.runs += p.runs;
   };
@@ -174,7 +177,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::map<std::pair<std::string, int64_t>, Cell> cells;
   std::map<std::string, std::vector<double>> pp_by_policy;
   for (int rep = 0; rep < o.reps; ++rep) {
-    if (rep > 0) probe_again();
+    probe_again();
     for (const std::string& p : o.policies) {
       if (o.pp <= 0) break;
       const double s = time_prefill(*model, forward, *factories[p], prompt);

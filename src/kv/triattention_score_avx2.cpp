@@ -4,17 +4,11 @@
 #include <immintrin.h>
 
 #include "kv/triattention_score_kernels.h"
+#include "ops/x86_reduce.inl"
 
 namespace triattn::detail {
 
-namespace {
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-}  // namespace
+using ops::hsum_ps;
 
 void score_keys_avx2(const HeadCoeffs* heads, int n_heads, const void* keys, bool f16, size_t row_bytes,
                      std::span<const int32_t> rows, float* out) {
@@ -52,7 +46,7 @@ void score_keys_avx2(const HeadCoeffs* heads, int n_heads, const void* keys, boo
         acc = _mm256_fmadd_ps(_mm256_loadu_ps(ci + f), _mm256_load_ps(kim + f), acc);
         acc = _mm256_fmadd_ps(_mm256_loadu_ps(w + f), _mm256_load_ps(knorm + f), acc);
       }
-      out[j * n + i] = hsum(acc);
+      out[j * n + i] = hsum_ps(acc);
     }
   }
 }

@@ -20,12 +20,15 @@
 
 #include "model/attention.h"
 #include "ops/x86_exp.inl"
+#include "ops/x86_reduce.inl"
 
 namespace triattn::attention_detail {
 
 namespace {
 
 using ops::exp256;
+using ops::hmax_ps;
+using ops::hsum_ps;
 
 // ---- the vector type of the score and value loops ------------------------------------------
 #if TRIATTN_ATTN_WIDTH == 512
@@ -74,20 +77,6 @@ inline VF vload_row(const uint8_t* row, int e) {
 #define ATTN_UNROLL _Pragma("GCC unroll 8")
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-inline float hmax(__m256 v) {
-  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_max_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 // Prefetches [p, p + bytes) into L1 unless past `end`. The K and V streams are read
 // kPrefetchBytes ahead of use: one thread then streamed a 32k-token F16 KV at 16.8 GB/s
@@ -148,7 +137,7 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
       for (int jj = 0; jj < J; ++jj) acc[jj] = vfmadd(vloadf(q[jj] + e), kv, acc[jj]);
     }
     ATTN_UNROLL
-    for (int jj = 0; jj < J; ++jj) sc[jj][k] = scale * hsum(fold(acc[jj]));
+    for (int jj = 0; jj < J; ++jj) sc[jj][k] = scale * hsum_ps(fold(acc[jj]));
   }
 }
 
@@ -241,7 +230,7 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
       if (weights) std::memcpy(weights + j * s.n + i0, x, sizeof(float) * static_cast<size_t>(nb));
       __m256 mx = _mm256_set1_ps(kNegInf);
       for (int k = 0; k < kBlock; k += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(x + k));
-      const float bmax = hmax(mx);
+      const float bmax = hmax_ps(mx);
       if (bmax == kNegInf) {  // nothing visible to this query here: p = 0, no rescale
         std::memset(x, 0, sizeof(float) * kBlock);
         corr[j] = 1.0f;
@@ -257,7 +246,7 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
         _mm256_storeu_ps(x + k, p);
         sum = _mm256_add_ps(sum, p);
       }
-      l[j] = l[j] * corr[j] + hsum(sum);
+      l[j] = l[j] * corr[j] + hsum_ps(sum);
     }
 
     for (j = 0; j + 2 <= n_q; j += 2)

@@ -16,6 +16,7 @@
 #include "core/half.h"
 #include "ops/cpu_dispatch.h"
 #include "ops/quant_blocks.h"
+#include "ops/x86_reduce.inl"
 
 namespace triattn::ops {
 namespace {
@@ -27,13 +28,6 @@ namespace {
 
 constexpr int kTileRows = TRIATTN_TILE_ROWS;
 constexpr int kTileTokens = TRIATTN_TILE_TOKENS;
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 inline float f16(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -160,14 +154,6 @@ struct Q4_0Kernel {
   static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
 };
 
-// Sum of the 8 int32 lanes.
-inline int32_t hsum_i32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-  return _mm_cvtsi128_si32(s);
-}
-
 // The 8 scales and 8 mins of a Q4_K/Q5_K block, unpacked 4 at a time with 32-bit masks
 // (the same bit moves as unpack_scale_min_k4, without per-sub-block branches).
 inline void unpack_scales_mins_k4(const uint8_t* packed, uint8_t sc[8], uint8_t m[8]) {
@@ -229,7 +215,7 @@ struct K4Kernel {
       const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
       acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_set1_ps(d * a->d), acc[t]);
       // mins times each sub-block's activation sum
-      const int32_t summ = hsum_i32(_mm256_madd_epi16(mins, loadu256(a->bsums)));
+      const int32_t summ = hsum_epi32(_mm256_madd_epi16(mins, loadu256(a->bsums)));
       accs[t] -= dmin * a->d * static_cast<float>(summ);
     }
   }
@@ -288,7 +274,7 @@ struct Q6_KKernel {
       const float s = d * a->d;
       acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_set1_ps(s), acc[t]);
       // the -32 of every quant, through the per-16 sums
-      const int32_t offset = hsum_i32(_mm256_madd_epi16(scales16, loadu256(a->bsums)));
+      const int32_t offset = hsum_epi32(_mm256_madd_epi16(scales16, loadu256(a->bsums)));
       accs[t] -= 32.0f * s * static_cast<float>(offset);
     }
   }
@@ -327,7 +313,7 @@ void tile(const MatmulJob& j, int64_t r0, int64_t t0) {
   for (int r = 0; r < R; ++r)
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
-      float v = hsum(acc[r][t]) + accs[r][t];
+      float v = hsum_ps(acc[r][t]) + accs[r][t];
       if constexpr (K::kTail) v += K::tail(w[r], x[t], nb * K::kElems, j.cols);
       j.y[(t0 + t) * j.y_stride + r0 + r] = v;
     }
@@ -406,7 +392,7 @@ inline void gemv_streams(const MatmulJob& j, const int64_t* rows) {
       sum = _mm256_add_ps(sum, acc[s][u]);
       sums += accs[s][u];
     }
-    float v = hsum(sum) + sums;
+    float v = hsum_ps(sum) + sums;
     if constexpr (K::kTail) v += K::tail(w[s], j.x, nb * K::kElems, j.cols);
     j.y[rows[s]] = v;
   }

@@ -7,16 +7,10 @@
 #include "core/half.h"
 #include "ops/cpu_dispatch.h"
 #include "ops/x86_exp.inl"
+#include "ops/x86_reduce.inl"
 
 namespace triattn::ops {
 namespace {
-
-inline float hsum_vec(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 float vec_dot_f32(const float* a, const float* b, int64_t n) {
   __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(),
@@ -30,7 +24,7 @@ float vec_dot_f32(const float* a, const float* b, int64_t n) {
   }
   for (; i + 8 <= n; i += 8)
     s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-  float s = hsum_vec(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  float s = hsum_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
   for (; i < n; ++i) s += a[i] * b[i];
   return s;
 }
@@ -59,10 +53,7 @@ void vec_softmax(float* x, int64_t n) {
   __m256 mv = _mm256_set1_ps(-INFINITY);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) mv = _mm256_max_ps(mv, _mm256_loadu_ps(x + i));
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  float mx = _mm_cvtss_f32(m4);
+  float mx = hmax_ps(mv);
   for (; i < n; ++i) mx = std::fmax(mx, x[i]);
   const __m256 mxv = _mm256_set1_ps(mx);
   __m256 sv = _mm256_setzero_ps();
@@ -71,7 +62,7 @@ void vec_softmax(float* x, int64_t n) {
     _mm256_storeu_ps(x + i, e);
     sv = _mm256_add_ps(sv, e);
   }
-  float sum = hsum_vec(sv);
+  float sum = hsum_ps(sv);
   for (; i < n; ++i) {
     x[i] = std::exp(x[i] - mx);
     sum += x[i];
@@ -120,17 +111,7 @@ inline float abs_max(const float* x, int n) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   __m256 m = _mm256_setzero_ps();
   for (int i = 0; i < n; i += 8) m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask));
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  return _mm_cvtss_f32(m4);
-}
-
-inline int32_t hsum_epi32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-  return _mm_cvtsi128_si32(s);
+  return hmax_ps(m);
 }
 
 // The scalar quantize_group (kernels_scalar.cpp) 32 values at a time: the same scale and

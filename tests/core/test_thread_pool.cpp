@@ -46,14 +46,17 @@ TEST(ThreadPool, UsesSeveralThreadsAndIsReusable) {
 }
 
 TEST(ThreadPool, NullPoolRunsSerially) {
-  int calls = 0;
-  parallel_for(nullptr, 10, [&](int64_t b, int64_t e, int tid) {
-    ++calls;
-    EXPECT_EQ(b, 0);
-    EXPECT_EQ(e, 10);
-    EXPECT_EQ(tid, 0);
-  });
-  EXPECT_EQ(calls, 1);
+  // Both entry points, static and dynamic: one call over the whole range on this thread.
+  for (auto* run : {&parallel_for, &parallel_for_dynamic}) {
+    int calls = 0;
+    run(nullptr, 10, [&](int64_t b, int64_t e, int tid) {
+      ++calls;
+      EXPECT_EQ(b, 0);
+      EXPECT_EQ(e, 10);
+      EXPECT_EQ(tid, 0);
+    }, 1);
+    EXPECT_EQ(calls, 1);
+  }
 }
 
 }  // namespace

@@ -120,16 +120,5 @@ TEST(ThreadPoolDynamic, RangesShrinkToOneGrainAtTheEnd) {
   }
 }
 
-TEST(ThreadPoolDynamic, NullPoolRunsSerially) {
-  int calls = 0;
-  parallel_for_dynamic(nullptr, 10, [&](int64_t b, int64_t e, int tid) {
-    ++calls;
-    EXPECT_EQ(b, 0);
-    EXPECT_EQ(e, 10);
-    EXPECT_EQ(tid, 0);
-  });
-  EXPECT_EQ(calls, 1);
-}
-
 }  // namespace
 }  // namespace triattn
