@@ -12,6 +12,7 @@
 #endif
 
 #include "core/error.h"
+#include "core/large_buffer.h"
 
 namespace triattn::cli {
 
@@ -64,10 +65,11 @@ BandwidthProbe measure_read_bandwidth(ThreadPool& pool, size_t bytes, int runs) 
   if (bytes < 4096) fail("bandwidth probe: buffer of ", bytes, " bytes is too small");
   if (runs < 1) fail("bandwidth probe: needs at least one run");
   const int64_t words = static_cast<int64_t>(bytes / sizeof(uint64_t)) / 8 * 8;
-  // 64-byte aligned; chunks handed to threads are multiples of 8 words (64 bytes).
-  std::unique_ptr<uint64_t[], void (*)(uint64_t*)> buf(
-      static_cast<uint64_t*>(::operator new[](static_cast<size_t>(words) * sizeof(uint64_t), std::align_val_t(64))),
-      [](uint64_t* p) { ::operator delete[](p, std::align_val_t(64)); });
+  // In huge pages where the system gives them, like the weights the decode kernels stream
+  // (core/large_buffer.h): the bar is what the memory delivers, not what 4 KiB TLB misses
+  // leave of it. Chunks handed to threads are multiples of 8 words (64 bytes).
+  LargeBuffer storage(static_cast<size_t>(words) * sizeof(uint64_t));
+  auto* buf = reinterpret_cast<uint64_t*>(storage.data());
   const int64_t grain = 8 * 1024;
   // Each thread first-touches the part it will read (matters on NUMA machines).
   pool.parallel_for(
@@ -84,7 +86,7 @@ BandwidthProbe measure_read_bandwidth(ThreadPool& pool, size_t bytes, int runs) 
   for (int run = 0; run < runs; ++run) {
     const auto t0 = std::chrono::steady_clock::now();
     pool.parallel_for(
-        words, [&](int64_t b, int64_t e, int t) { sums[t] += sum_words(buf.get() + b, e - b); }, grain);
+        words, [&](int64_t b, int64_t e, int t) { sums[t] += sum_words(buf + b, e - b); }, grain);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (s > 0) r.best_gbs = std::max(r.best_gbs, static_cast<double>(r.bytes) / s / 1e9);
   }

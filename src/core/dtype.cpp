@@ -15,16 +15,26 @@ struct Info {
   int64_t block;
   size_t bytes;
   uint32_t ggml;
+  DType file_type;  // itself, or the file type an internal layout is made from
+  int group_rows;   // rows interleaved together (1: rows stored one after another)
 };
+constexpr uint32_t kNoGgml = 0xFFFFFFFFu;
 // GGML ids: F32=0 F16=1 Q4_0=2 Q8_0=8 Q4_K=12 Q5_K=13 Q6_K=14 I32=26 BF16=30.
+// Q8_0x4: per row the same bytes as Q8_0 (a 4-row group of blocks is 4 x 34 bytes).
 constexpr Info kInfo[] = {
-    {DType::F32, "f32", 1, 4, 0},        {DType::F16, "f16", 1, 2, 1},
-    {DType::BF16, "bf16", 1, 2, 30},     {DType::Q8_0, "q8_0", 32, 34, 8},
-    {DType::Q4_0, "q4_0", 32, 18, 2},    {DType::Q4_K, "q4_k", 256, 144, 12},
-    {DType::Q5_K, "q5_k", 256, 176, 13}, {DType::Q6_K, "q6_k", 256, 210, 14},
-    {DType::I32, "i32", 1, 4, 26},
+    {DType::F32, "f32", 1, 4, 0, DType::F32, 1},
+    {DType::F16, "f16", 1, 2, 1, DType::F16, 1},
+    {DType::BF16, "bf16", 1, 2, 30, DType::BF16, 1},
+    {DType::Q8_0, "q8_0", 32, 34, 8, DType::Q8_0, 1},
+    {DType::Q4_0, "q4_0", 32, 18, 2, DType::Q4_0, 1},
+    {DType::Q4_K, "q4_k", 256, 144, 12, DType::Q4_K, 1},
+    {DType::Q5_K, "q5_k", 256, 176, 13, DType::Q5_K, 1},
+    {DType::Q6_K, "q6_k", 256, 210, 14, DType::Q6_K, 1},
+    {DType::I32, "i32", 1, 4, 26, DType::I32, 1},
+    {DType::Q8_0x4, "q8_0x4", 32, 34, kNoGgml, DType::Q8_0, 4},
 };
 const Info& info(DType t) { return kInfo[static_cast<int>(t)]; }
+bool internal(const Info& i) { return i.file_type != i.type; }
 }  // namespace
 
 int64_t block_size(DType t) { return info(t).block; }
@@ -44,16 +54,22 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const Info& i : kInfo)
-    if (i.name == lower) return i.type;
+    if (i.name == lower && !internal(i)) return i.type;
   return std::nullopt;
 }
 
 std::optional<DType> dtype_from_ggml(uint32_t ggml_type) {
   for (const Info& i : kInfo)
-    if (i.ggml == ggml_type) return i.type;
+    if (i.ggml == ggml_type && !internal(i)) return i.type;
   return std::nullopt;
 }
 
-uint32_t dtype_to_ggml(DType t) { return info(t).ggml; }
+uint32_t dtype_to_ggml(DType t) {
+  if (internal(info(t))) fail("internal layout ", info(t).name, " has no GGML type id");
+  return info(t).ggml;
+}
+
+int interleaved_rows(DType t) { return info(t).group_rows; }
+DType file_dtype(DType t) { return info(t).file_type; }
 
 }  // namespace triattn

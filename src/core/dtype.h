@@ -9,15 +9,25 @@
 
 namespace triattn {
 
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, I32 };
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, I32, Q8_0x4 };
+
+// Q8_0x4 is an internal layout made at load time, never read from or written to a file: Q8_0
+// rows interleaved in groups of 4 so the decode kernel reads four rows' blocks and scales
+// with whole vectors (ops/quant_blocks.h, BlockQ8_0x4). Its rows are not contiguous, so
+// TensorView::row() means nothing for it; read a row with ops::dequantize_matrix_row.
+// Rows per interleaved group: 4 for Q8_0x4, 1 for every file type.
+int interleaved_rows(DType t);
+// The file type an internal layout was made from (Q8_0 for Q8_0x4); t itself otherwise.
+DType file_dtype(DType t);
 
 int64_t block_size(DType t);   // elements per block (1 for plain types, 32 or 256)
 size_t block_bytes(DType t);   // bytes per block
 // Bytes taken by n elements; n must be a multiple of block_size(t).
 size_t row_bytes(DType t, int64_t n);
-std::string_view dtype_name(DType t);             // "f32", "q8_0", ...
-std::optional<DType> dtype_from_name(std::string_view name);  // case-insensitive
-// GGML type ids as used in GGUF tensor infos.
+std::string_view dtype_name(DType t);             // "f32", "q8_0", ..., "q8_0x4"
+// File types only, case-insensitive ("q8_0x4" is not a name users can ask for).
+std::optional<DType> dtype_from_name(std::string_view name);
+// GGML type ids as used in GGUF tensor infos (file types only).
 std::optional<DType> dtype_from_ggml(uint32_t ggml_type);
 uint32_t dtype_to_ggml(DType t);
 

@@ -19,6 +19,9 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Drops the whole pages of [p, p + n) that lie inside this mapping from the process's
+  // memory (they fault back in from the file if read again). Ranges outside are ignored.
+  void release(const void* p, size_t n) const;
 
  private:
   std::string path_;

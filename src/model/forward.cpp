@@ -82,7 +82,7 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       cos_[t * half + f] = static_cast<float>(std::cos(angle));
       sin_[t * half + f] = static_cast<float>(std::sin(angle));
     }
-  for (int64_t t = 0; t < T; ++t) ops::dequantize_row(w.tok_embd.type, w.tok_embd.row(tok[t]), &x_[t * E], E);
+  for (int64_t t = 0; t < T; ++t) ops::dequantize_matrix_row(w.tok_embd, tok[t], &x_[t * E]);
 
   const float mscale = c.rope_attn_factor();
   const float scale = mscale * mscale / std::sqrt(static_cast<float>(d));

@@ -38,6 +38,7 @@ RopeScalingType scaling_from_name(const std::string& path, const std::string& s)
 void load_gguf_model(Model& m, const std::string& path) {
   auto gguf = GgufFile::open(path);
   m.keep_alive_.push_back(gguf);
+  m.mapped_files_.push_back(&gguf->file());
   const std::string arch = gguf->get_string("general.architecture");
   const ArchTraits* traits = nullptr;
   for (const ArchTraits& a : kArchs)

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "model/loaders.h"
 #include "model/weight_prep.h"
+#include "model/weight_repack.h"
 
 namespace triattn {
 
@@ -21,7 +22,7 @@ std::string file_magic(const std::string& path) {
 }
 }  // namespace
 
-std::shared_ptr<const Model> Model::load(const std::string& path) {
+std::shared_ptr<const Model> Model::load(const std::string& path, std::optional<bool> repack) {
   auto m = std::make_shared<Model>();
   m->path_ = path;
   namespace fs = std::filesystem;
@@ -45,6 +46,7 @@ std::shared_ptr<const Model> Model::load(const std::string& path) {
   if (m->config_.vocab_size != m->tokenizer_->vocab_size() && m->tokenizer_->vocab_size() > m->config_.vocab_size)
     fail(path, ": tokenizer has ", m->tokenizer_->vocab_size(), " tokens but the model only ", m->config_.vocab_size);
   check_model_weights(*m);
+  if (repack_enabled(repack)) repack_weights(*m);
   return m;
 }
 
@@ -60,7 +62,8 @@ size_t Model::weight_bytes() const {
 std::string Model::weight_type_name() const {
   std::map<DType, size_t> bytes;
   for (const LayerWeights& L : weights_.layers)
-    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) bytes[t->type] += t->nbytes();
+    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      bytes[file_dtype(t->type)] += t->nbytes();
   // Most bytes first; a mix (Q4_K_M is Q4_K with some Q6_K) names every type: "q4_k+q6_k".
   std::vector<std::pair<size_t, DType>> order;
   for (auto [t, b] : bytes) order.emplace_back(b, t);

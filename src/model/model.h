@@ -3,14 +3,18 @@
 // at load time to the runtime's canonical form) and tokenizer. Immutable and shared by any
 // number of sequences; callers own KV caches and scratch.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/large_buffer.h"
 #include "core/tensor.h"
 #include "model/config.h"
 #include "tokenizer/tokenizer.h"
 
 namespace triattn {
+
+class MappedFile;
 
 struct LayerWeights {
   TensorView attn_norm;             // f32 [n_embd]
@@ -32,13 +36,17 @@ class Model {
  public:
   // MODEL is a .gguf file, an HF directory (config.json + safetensors + tokenizer.json) or a
   // llama2.c .bin (tokenizer tokNNN.bin beside it). Throws Error naming the problem.
-  static std::shared_ptr<const Model> load(const std::string& path);
+  // `repack`: rewrite matmul weights into the faster internal layouts (model/weight_repack.h);
+  // unset: yes unless TRIATTN_REPACK=0.
+  static std::shared_ptr<const Model> load(const std::string& path, std::optional<bool> repack = std::nullopt);
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::string& path() const { return path_; }
-  std::string weight_type_name() const;  // layer matrix dtypes, most bytes first: "q8_0", "q4_k+q6_k"
+  // Layer matrix dtypes as in the file (repacked layouts by their file type), most bytes
+  // first: "q8_0", "q4_k+q6_k".
+  std::string weight_type_name() const;
   size_t weight_bytes() const;           // bytes of all weight tensors read per token
 
   // Loader internals (model/loader_*.cpp) fill these.
@@ -47,7 +55,8 @@ class Model {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::string path_;
   std::vector<std::shared_ptr<void>> keep_alive_;        // mmaps / files the views point into
-  std::vector<std::vector<uint8_t>> owned_;              // tensors rewritten at load time
+  std::vector<const MappedFile*> mapped_files_;          // those of keep_alive_ that are mmaps
+  std::vector<LargeBuffer> owned_;                       // tensors rewritten at load time
 };
 
 }  // namespace triattn

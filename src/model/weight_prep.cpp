@@ -17,16 +17,13 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return os.str();
 }
 
-std::vector<uint8_t>& own(Model& model, size_t bytes) {
-  model.owned_.emplace_back(bytes);
-  return model.owned_.back();
-}
+LargeBuffer& own(Model& model, size_t bytes) { return model.owned_.emplace_back(bytes); }
 }  // namespace
 
 TensorView prep_f32(Model& model, const TensorView& t) {
   if (t.empty() || t.type == DType::F32) return t;
   const int64_t n = t.numel();
-  std::vector<uint8_t>& buf = own(model, static_cast<size_t>(n) * sizeof(float));
+  LargeBuffer& buf = own(model, static_cast<size_t>(n) * sizeof(float));
   const int64_t cols = t.cols();
   for (int64_t r = 0; r < t.rows(); ++r)
     ops::dequantize_row(t.type, t.row(r), reinterpret_cast<float*>(buf.data()) + r * cols, cols);
@@ -40,7 +37,7 @@ TensorView prep_unpermute_rows(Model& model, const TensorView& t, int n_heads, i
   if (rows != static_cast<int64_t>(n_heads) * head_dim)
     fail("cannot reorder RoPE rows: ", rows, " rows, expected ", n_heads, " heads x ", head_dim);
   const size_t stride = vector ? row_bytes(t.type, 1) : t.row_stride();
-  std::vector<uint8_t>& buf = own(model, stride * static_cast<size_t>(rows));
+  LargeBuffer& buf = own(model, stride * static_cast<size_t>(rows));
   const auto* src = static_cast<const uint8_t*>(t.data);
   const int half = head_dim / 2;
   for (int h = 0; h < n_heads; ++h)

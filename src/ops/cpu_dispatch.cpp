@@ -49,6 +49,7 @@ const KernelTable* g_active = nullptr;
 ActFormat act_format(DType weight_type) {
   switch (weight_type) {
     case DType::Q8_0:
+    case DType::Q8_0x4:
     case DType::Q4_0:
       return ActFormat::Q8;
     case DType::Q4_K:

@@ -5,6 +5,7 @@
 #define TRIATTN_X86_VNNI 1
 #define TRIATTN_TILE_ROWS 4
 #define TRIATTN_TILE_TOKENS 4
+#define TRIATTN_TILE_GROUPS_X4 2
 #include "ops/x86_matmul.inl"
 #include "ops/x86_vec.inl"
 

@@ -145,6 +145,27 @@ void matmul_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
       j.y[t * j.y_stride + r] = Dot(j.w + r * j.w_stride, j.x + t * j.x_stride, j.cols);
 }
 
+// Q8_0x4 (quant_blocks.h): the integer dots of dot_row_q8_0 for the four rows of each group,
+// summed in the same order, so it gives Q8_0's bits exactly.
+void matmul_rows_q8_0x4(const MatmulJob& j, int64_t r0, int64_t r1) {
+  const int64_t nb = j.cols / kQK;
+  for (int64_t g = r0 / 4; g < r1 / 4; ++g) {  // r0, r1: multiples of 4
+    const auto* wb = reinterpret_cast<const BlockQ8_0x4*>(j.w + 4 * g * j.w_stride);
+    for (int64_t t = 0; t < j.n_tokens; ++t) {
+      const auto* xb = reinterpret_cast<const ActQ8*>(j.x + t * j.x_stride);
+      float sum[4] = {0, 0, 0, 0};
+      for (int64_t b = 0; b < nb; ++b)
+        for (int r = 0; r < 4; ++r) {
+          int32_t s = 0;
+          for (int c = 0; c < 4; ++c)
+            for (int k = 0; k < 8; ++k) s += wb[b].qs[32 * c + 8 * r + k] * xb[b].qs[8 * c + k];
+          sum[r] += f16_to_f32(wb[b].d[r]) * xb[b].d * static_cast<float>(s);
+        }
+      for (int r = 0; r < 4; ++r) j.y[t * j.y_stride + 4 * g + r] = sum[r];
+    }
+  }
+}
+
 float dot_f32(const float* a, const float* b, int64_t n) {
   return dot_row_f32(reinterpret_cast<const uint8_t*>(a), reinterpret_cast<const uint8_t*>(b), n);
 }
@@ -234,6 +255,7 @@ KernelTable make_table() {
   t.matmul[static_cast<int>(DType::F16)] = matmul_rows<dot_row_half<f16_to_f32>>;
   t.matmul[static_cast<int>(DType::BF16)] = matmul_rows<dot_row_half<bf16_to_f32>>;
   t.matmul[static_cast<int>(DType::Q8_0)] = matmul_rows<dot_row_q8_0>;
+  t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_rows_q8_0x4;
   t.matmul[static_cast<int>(DType::Q4_0)] = matmul_rows<dot_row_q4_0>;
   t.matmul[static_cast<int>(DType::Q4_K)] = matmul_rows<dot_row_q4_k>;
   t.matmul[static_cast<int>(DType::Q5_K)] = matmul_rows<dot_row_q5_k>;

@@ -14,7 +14,8 @@ namespace {
 
 // Below this many multiply-adds a call is too small to be worth waking the pool.
 constexpr int64_t kMinParallelWork = 1 << 16;
-// Rows per scheduling unit: a multiple of every ISA's row tile.
+// Rows per scheduling unit: a multiple of every ISA's row tile and of every interleaved
+// type's group (so a thread's rows never cut a group of Q8_0x4 rows).
 constexpr int64_t kRowGrain = 16;
 constexpr int kNumActFormats = 3;
 
@@ -27,6 +28,9 @@ void check_weight(const TensorView& w, int64_t cols) {
     fail("matmul: weight type ", dtype_name(w.type), " is not supported");
   if (cols % block_size(w.type) != 0)
     fail("matmul: ", cols, " columns is not a whole number of ", dtype_name(w.type), " blocks");
+  if (w.shape[0] % interleaved_rows(w.type) != 0)
+    fail("matmul: ", w.shape[0], " rows is not a whole number of ", dtype_name(w.type), " groups of ",
+         interleaved_rows(w.type));
 }
 
 // The activations of n_tokens rows of x in format fmt: x itself for F32, otherwise quantized
@@ -79,17 +83,21 @@ void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t
   const uint8_t* act_rows[kNumActFormats] = {};
   size_t act_stride[kNumActFormats] = {};
 
-  // One job per target; row offsets place every target's rows in one shared row space.
+  // One job per target; row offsets place every target's rows in one shared row space, each
+  // target starting at a multiple of kRowGrain so that scheduling ranges never split a group
+  // of interleaved rows (the few unused rows between targets cost nothing).
   // (Thread-local storage reached through references: the pool's threads must see the
   // caller's copies, not their own.)
   thread_local std::vector<MatmulJob> jobs_tls;
   thread_local std::vector<MatmulRowsFn> fns_tls;
-  thread_local std::vector<int64_t> offsets_tls;
+  thread_local std::vector<int64_t> starts_tls, offsets_tls;
   std::vector<MatmulJob>& jobs = jobs_tls;
   std::vector<MatmulRowsFn>& fns = fns_tls;
-  std::vector<int64_t>& offsets = offsets_tls;
+  std::vector<int64_t>& starts = starts_tls;    // target i's first row in the shared space
+  std::vector<int64_t>& offsets = offsets_tls;  // offsets[i + 1]: one past target i's last
   jobs.assign(targets.size(), MatmulJob{});
   fns.assign(targets.size(), nullptr);
+  starts.assign(targets.size(), 0);
   offsets.assign(targets.size() + 1, 0);
   for (size_t i = 0; i < targets.size(); ++i) {
     const TensorView& w = *targets[i].w;
@@ -107,15 +115,16 @@ void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t
     job.y = targets[i].y;
     job.y_stride = w.shape[0];
     fns[i] = k.matmul[static_cast<int>(w.type)];
-    offsets[i + 1] = offsets[i] + w.shape[0];
+    starts[i] = i == 0 ? 0 : (offsets[i] + kRowGrain - 1) / kRowGrain * kRowGrain;
+    offsets[i + 1] = starts[i] + w.shape[0];
   }
   const int64_t total_rows = offsets.back();
 
   // Rows [r0, r1) of the shared row space, cut at the targets' boundaries.
-  auto run_rows = [&jobs, &fns, &offsets](int64_t r0, int64_t r1, int) {
+  auto run_rows = [&jobs, &fns, &starts, &offsets](int64_t r0, int64_t r1, int) {
     for (size_t i = 0; i < jobs.size() && r0 < r1; ++i) {
-      const int64_t b = std::max(r0, offsets[i]), e = std::min(r1, offsets[i + 1]);
-      if (b < e) fns[i](jobs[i], b - offsets[i], e - offsets[i]);
+      const int64_t b = std::max(r0, starts[i]), e = std::min(r1, offsets[i + 1]);
+      if (b < e) fns[i](jobs[i], b - starts[i], e - starts[i]);
     }
   };
   if (!pool || total_rows * cols * n_tokens < kMinParallelWork) {

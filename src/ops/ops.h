@@ -3,6 +3,7 @@
 // this CPU (scalar, AVX2, AVX-512; NEON is a new file, not a rewrite). Every kernel has a
 // slow scalar twin in ops/reference.h that the tests compare against.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -12,10 +13,20 @@
 
 namespace triattn::ops {
 
-// n must be a multiple of block_size(t).
+// n must be a multiple of block_size(t). t must be a type with contiguous rows (not Q8_0x4).
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
+// Row r of a 2-D weight of any type, interleaved layouts included (embedding lookups).
+void dequantize_matrix_row(const TensorView& w, int64_t r, float* dst);
 // Supported for F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K (the model maker writes these).
 void quantize_row(DType t, const float* src, void* dst, int64_t n);
+
+// Load-time repacking into the internal layouts (core/dtype.h): the interleaved type a weight
+// can be stored as for faster matmuls (Q8_0 with rows a multiple of 4 -> Q8_0x4), or nullopt.
+std::optional<DType> interleaved_type(const TensorView& w);
+// Writes rows [r0, r1) of w (r1 = -1: to the end; both multiples of interleaved_rows) in
+// *interleaved_type(w) into dst, which is the whole tensor's w.nbytes() bytes; ranges may be
+// written by different threads. Throws if w cannot be interleaved.
+void interleave(const TensorView& w, void* dst, int64_t r0 = 0, int64_t r1 = -1);
 
 // y[t * rows + r] = dot(w.row(r), x + t * cols) for t in [0, n_tokens).
 // w is 2-D {rows, cols} of any weight DType; x is f32 [n_tokens, cols]; y is f32 [n_tokens, rows].

@@ -55,7 +55,22 @@ struct BlockQ6_K {
   uint16_t d;  // f16, at the end
 };
 
+// Q8_0x4 (DType::Q8_0x4, made at load time from Q8_0; never in a file): rows 4g..4g+3 of a
+// matrix interleaved. Group g holds, for each block column b in order, one BlockQ8_0x4: the
+// four rows' scales, then their quants in four chunks of 8 elements,
+//   qs[32c + 8r + k] = quant 8c + k of row 4g + r's block b   (c, r < 4, k < 8).
+// One 32-byte load at qs + 32c is chunk c of all four rows: a byte dot product with the
+// activation chunk broadcast four times gives two int32 lanes per row, and the four scales
+// convert to float in one instruction. (Decode on Q8_0 rows spent over half its time on the
+// per-block scalar scale and the sign fix-ups; this layout shares them across four rows.)
+// Group g starts at byte 4g * row_bytes(Q8_0, cols): the same total size as Q8_0.
+struct BlockQ8_0x4 {
+  uint16_t d[4];  // f16, rows 0..3
+  int8_t qs[4 * kQK];
+};
+
 static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ8_0x4) == 4 * sizeof(BlockQ8_0));
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);

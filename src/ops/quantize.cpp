@@ -190,6 +190,7 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
         quant_q6_k(src + b * kQKK, reinterpret_cast<BlockQ6_K*>(p) + b);
       return;
     case DType::I32:
+    case DType::Q8_0x4:  // made from Q8_0 rows by ops::interleave
       break;
   }
   fail("quantize_row: cannot quantize to ", dtype_name(t));

@@ -71,6 +71,7 @@ float element(DType t, const void* row, int64_t i) {
       return f16_to_f32(b.d) * b.scales[e / 16] * static_cast<float>((lo | hi << 4) - 32);
     }
     case DType::I32:
+    case DType::Q8_0x4:  // rows are not contiguous: see matrix_element
       break;
   }
   fail("ref::element: unsupported type ", dtype_name(t));
@@ -81,11 +82,22 @@ void dequantize_row(DType t, const void* row, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = element(t, row, i);
 }
 
+float matrix_element(const TensorView& w, int64_t r, int64_t i) {
+  if (w.type != DType::Q8_0x4) return element(w.type, w.row(r), i);
+  // Group r/4, block column i/32: 4 f16 scales, then chunk c = (i%32)/8 of rows 0..3.
+  const auto* group = static_cast<const uint8_t*>(w.data) + (r / 4) * 4 * w.row_stride();
+  const uint8_t* block = group + (i / 32) * (4 * 34);
+  const int lane = static_cast<int>(r % 4), e = static_cast<int>(i % 32);
+  const float d = f16_to_f32(u16(block + 2 * lane));
+  const auto q = static_cast<int8_t>(block[8 + 32 * (e / 8) + 8 * lane + e % 8]);
+  return d * static_cast<float>(q);
+}
+
 void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y) {
   const int64_t rows = w.shape.at(0), cols = w.shape.at(1);
   std::vector<float> wr(static_cast<size_t>(cols));
   for (int64_t r = 0; r < rows; ++r) {
-    dequantize_row(w.type, w.row(r), wr.data(), cols);
+    for (int64_t i = 0; i < cols; ++i) wr[i] = matrix_element(w, r, i);
     for (int64_t t = 0; t < n_tokens; ++t)
       y[t * rows + r] = static_cast<float>(dot(wr.data(), x + t * cols, cols));
   }

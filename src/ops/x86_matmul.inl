@@ -3,6 +3,7 @@
 // the byte dot products). The includer defines:
 //   TRIATTN_X86_VNNI  1 to use vpdpbusd, 0 for maddubs+madd
 //   TRIATTN_TILE_ROWS, TRIATTN_TILE_TOKENS  the register tile of the matrix-matrix loop
+//   TRIATTN_TILE_GROUPS_X4  groups of 4 interleaved Q8_0x4 rows per tile (x TILE_TOKENS)
 // Everything here is in an anonymous namespace, so the two copies never collide.
 //
 // Structure: a tile of R weight rows x T tokens keeps R*T vector accumulators. Each weight
@@ -28,6 +29,7 @@ namespace {
 
 constexpr int kTileRows = TRIATTN_TILE_ROWS;
 constexpr int kTileTokens = TRIATTN_TILE_TOKENS;
+constexpr int kTileGroupsX4 = TRIATTN_TILE_GROUPS_X4;
 
 inline float f16(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -411,6 +413,152 @@ void gemv_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
   for (int64_t r = r0 + S * part; r < r1; ++r) gemv_streams<K, 1>(j, &r);
 }
 
+// ---- Q8_0x4: Q8_0 rows interleaved in groups of 4 (quant_blocks.h) -------------------------
+// A block column of one group against T tokens: per token, two int32 lanes per row (lanes
+// 2r, 2r+1 hold row r), scaled by the four rows' scales in one vector. Per block this costs
+// about a quarter of the Q8_0 row kernel's instructions: one weight load and one dot per
+// 8 x 4 bytes, the scale conversion shared by four rows, no scalar-to-vector moves.
+template <int T>
+inline void q8_0x4_block(const BlockQ8_0x4* b, const ActQ8* const* a, __m256* acc) {
+  __m256i p[T];
+#if TRIATTN_X86_VNNI
+  // vpdpbusd multiplies unsigned by signed bytes: weights become q + 128, and each row then
+  // owes 128 x the activation block's quant sum, taken off as 64 x sum in each of its lanes.
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) p[t] = _mm256_set1_epi32(-64 * a[t]->sum);
+  TRIATTN_UNROLL
+  for (int c = 0; c < 4; ++c) {
+    const __m256i u = _mm256_xor_si256(loadu256(b->qs + 32 * c), _mm256_set1_epi8(static_cast<char>(0x80)));
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) {
+      int64_t chunk;
+      std::memcpy(&chunk, a[t]->qs + 8 * c, 8);
+      p[t] = _mm256_dpbusd_epi32(p[t], u, _mm256_set1_epi64x(chunk));
+    }
+  }
+#else
+  // Without VNNI, maddubs would saturate on q + 128: move the weights' signs to the
+  // activations instead (|q| <= 128, |x| <= 127: pair sums stay within int16).
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) p[t] = _mm256_setzero_si256();
+  TRIATTN_UNROLL
+  for (int c = 0; c < 4; ++c) {
+    const __m256i q = loadu256(b->qs + 32 * c);
+    const __m256i aq = _mm256_sign_epi8(q, q);
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) {
+      int64_t chunk;
+      std::memcpy(&chunk, a[t]->qs + 8 * c, 8);
+      p[t] = _mm256_add_epi32(p[t], dot_u8s8(aq, _mm256_sign_epi8(_mm256_set1_epi64x(chunk), q)));
+    }
+  }
+#endif
+  const __m128i d4 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b->d));
+  const __m256 dw = _mm256_cvtph_ps(_mm_unpacklo_epi16(d4, d4));  // d0 d0 d1 d1 d2 d2 d3 d3
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t)
+    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[t]), _mm256_mul_ps(dw, _mm256_set1_ps(a[t]->d)), acc[t]);
+}
+
+// The four rows' results (lane pairs summed) to y[0..3].
+inline void store_x4(__m256 acc, float* y) {
+  const __m256 h = _mm256_hadd_ps(acc, acc);  // s0 s1 s0 s1 | s2 s3 s2 s3
+  _mm_storeu_ps(y, _mm_shuffle_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1),
+                                  _MM_SHUFFLE(1, 0, 1, 0)));
+}
+
+inline const BlockQ8_0x4* x4_group(const MatmulJob& j, int64_t g) {
+  return reinterpret_cast<const BlockQ8_0x4*>(j.w + 4 * g * j.w_stride);
+}
+
+// Decode: S groups at once from evenly spaced parts of the range, prefetched as in
+// gemv_streams; each group accumulates in block order whichever stream carries it.
+template <int S>
+inline void gemv_x4_streams(const MatmulJob& j, const int64_t* groups) {
+  const int64_t nb = j.cols / kQK;
+  const BlockQ8_0x4* w[S];
+  __m256 acc[S];
+  TRIATTN_UNROLL
+  for (int s = 0; s < S; ++s) {
+    w[s] = x4_group(j, groups[s]);
+    acc[s] = _mm256_setzero_ps();
+  }
+  const auto* x = reinterpret_cast<const ActQ8*>(j.x);
+  for (int64_t b = 0; b < nb; ++b) {
+    const ActQ8* a = x + b;
+    TRIATTN_UNROLL
+    for (int s = 0; s < S; ++s) {
+      const char* p = reinterpret_cast<const char*>(w[s] + b) + kGemvPrefetch;
+      _mm_prefetch(p, _MM_HINT_T0);  // a block is 136 bytes: three lines cover it wherever
+      _mm_prefetch(p + 64, _MM_HINT_T0);  // it starts
+      _mm_prefetch(p + 128, _MM_HINT_T0);
+      q8_0x4_block<1>(w[s] + b, &a, &acc[s]);
+    }
+  }
+  TRIATTN_UNROLL
+  for (int s = 0; s < S; ++s) store_x4(acc[s], j.y + 4 * groups[s]);
+}
+
+// y for groups [g0, g0+R) x tokens [t0, t0+T).
+template <int R, int T>
+void tile_x4(const MatmulJob& j, int64_t g0, int64_t t0) {
+  __m256 acc[R][T];
+  TRIATTN_UNROLL
+  for (int r = 0; r < R; ++r)
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  const BlockQ8_0x4* w[R];
+  TRIATTN_UNROLL
+  for (int r = 0; r < R; ++r) w[r] = x4_group(j, g0 + r);
+  const ActQ8* x[T];
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const ActQ8*>(j.x + (t0 + t) * j.x_stride);
+  const int64_t nb = j.cols / kQK;
+  for (int64_t b = 0; b < nb; ++b) {
+    const ActQ8* a[T];
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) a[t] = x[t] + b;
+    TRIATTN_UNROLL
+    for (int r = 0; r < R; ++r) q8_0x4_block<T>(w[r] + b, a, acc[r]);
+  }
+  TRIATTN_UNROLL
+  for (int r = 0; r < R; ++r)
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) store_x4(acc[r][t], j.y + (t0 + t) * j.y_stride + 4 * (g0 + r));
+}
+
+template <int R, int T = kTileTokens>
+void tile_x4_tokens(const MatmulJob& j, int64_t g0, int64_t t0, int tokens) {
+  if constexpr (T > 1) {
+    if (tokens < T) return tile_x4_tokens<R, T - 1>(j, g0, t0, tokens);
+  }
+  tile_x4<R, T>(j, g0, t0);
+}
+
+void matmul_rows_q8_0x4(const MatmulJob& j, int64_t r0, int64_t r1) {
+  const int64_t g0 = r0 / 4, g1 = r1 / 4;  // r0, r1: multiples of 4 (cpu_dispatch.h)
+  if (j.n_tokens == 1) {
+    constexpr int S = kGemvStreams;
+    const int64_t part = (g1 - g0) / S;
+    for (int64_t i = 0; i < part; ++i) {
+      int64_t groups[S];
+      TRIATTN_UNROLL
+      for (int s = 0; s < S; ++s) groups[s] = g0 + s * part + i;
+      gemv_x4_streams<S>(j, groups);
+    }
+    for (int64_t g = g0 + S * part; g < g1; ++g) gemv_x4_streams<1>(j, &g);
+    return;
+  }
+  constexpr int R = kTileGroupsX4;
+  int64_t g = g0;
+  for (; g + R <= g1; g += R)
+    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens)
+      tile_x4_tokens<R>(j, g, t, static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t)));
+  for (; g < g1; ++g)
+    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens)
+      tile_x4_tokens<1>(j, g, t, static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t)));
+}
+
 template <class K>
 void matmul_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
   if (j.n_tokens == 1) return gemv_rows<K>(j, r0, r1);
@@ -430,6 +578,7 @@ void fill_matmul(KernelTable& t) {
   t.matmul[static_cast<int>(DType::F16)] = matmul_rows<FloatKernel<F16W>>;
   t.matmul[static_cast<int>(DType::BF16)] = matmul_rows<FloatKernel<BF16W>>;
   t.matmul[static_cast<int>(DType::Q8_0)] = matmul_rows<Q8_0Kernel>;
+  t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_rows_q8_0x4;
   t.matmul[static_cast<int>(DType::Q4_0)] = matmul_rows<Q4_0Kernel>;
   t.matmul[static_cast<int>(DType::Q4_K)] = matmul_rows<K4Kernel<BlockQ4_K, false>>;
   t.matmul[static_cast<int>(DType::Q5_K)] = matmul_rows<K4Kernel<BlockQ5_K, true>>;

@@ -31,5 +31,20 @@ TEST(DType, NamesAndGgmlIdsRoundTrip) {
   EXPECT_FALSE(dtype_from_ggml(11).has_value());  // Q3_K: not supported
 }
 
+TEST(DType, InterleavedLayoutIsInternal) {
+  // Q8_0x4: Q8_0 rows interleaved by 4 at load time. Same bytes per row, never in a file.
+  EXPECT_EQ(row_bytes(DType::Q8_0x4, 64), row_bytes(DType::Q8_0, 64));
+  EXPECT_EQ(interleaved_rows(DType::Q8_0x4), 4);
+  EXPECT_EQ(file_dtype(DType::Q8_0x4), DType::Q8_0);
+  EXPECT_EQ(dtype_name(DType::Q8_0x4), "q8_0x4");
+  EXPECT_FALSE(dtype_from_name("q8_0x4").has_value());
+  EXPECT_FALSE(dtype_from_ggml(0xFFFFFFFFu).has_value());
+  EXPECT_THROW(dtype_to_ggml(DType::Q8_0x4), Error);
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_K, DType::I32}) {
+    EXPECT_EQ(interleaved_rows(t), 1) << dtype_name(t);
+    EXPECT_EQ(file_dtype(t), t) << dtype_name(t);
+  }
+}
+
 }  // namespace
 }  // namespace triattn

@@ -104,6 +104,55 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsaShapeAndThreadCount) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest, ::testing::ValuesIn(testing::weight_types()),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
+// Q8_0x4 (Q8_0 rows interleaved by 4 at load time): the same checks as every file type, the
+// reference reading the interleaved bytes by its own index arithmetic (ref::matrix_element).
+TEST(Matmul, InterleavedQ8_0MatchesReferenceOnEveryIsaShapeAndThreadCount) {
+  std::vector<std::unique_ptr<ThreadPool>> pools;
+  for (int n : {1, 2, 3}) pools.push_back(std::make_unique<ThreadPool>(n));
+  uint32_t seed = 500;
+  for (int64_t cols : {32, 96, 416})
+    // 300 rows: several scheduling grains per thread, so decode runs its multi-stream path.
+    for (int64_t rows : {4, 36, 152, 300})
+      for (bool arbitrary : {false, true}) {
+        const std::vector<uint8_t> qbytes = arbitrary ? testing::random_blocks(DType::Q8_0, rows, cols, ++seed)
+                                                      : testing::quantized_weights(DType::Q8_0, rows, cols, ++seed);
+        const TensorView q{DType::Q8_0, {rows, cols}, qbytes.data()};
+        std::vector<uint8_t> xbytes(q.nbytes());
+        interleave(q, xbytes.data());
+        const TensorView w{DType::Q8_0x4, {rows, cols}, xbytes.data()};
+        std::vector<float> wd(static_cast<size_t>(rows * cols));
+        for (int64_t r = 0; r < rows; ++r) ref::dequantize_row(DType::Q8_0, q.row(r), wd.data() + r * cols, cols);
+        for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 33}) {
+          SCOPED_TRACE(::testing::Message() << "rows " << rows << " cols " << cols << " tokens " << n_tokens
+                                            << (arbitrary ? " arbitrary" : " quantized"));
+          const std::vector<float> x = testing::random_floats(static_cast<size_t>(n_tokens * cols), ++seed);
+          std::vector<float> expect(static_cast<size_t>(rows * n_tokens)), from_rows(expect.size());
+          ref::matmul(w, x.data(), n_tokens, expect.data());
+          ref::matmul(q, x.data(), n_tokens, from_rows.data());
+          ASSERT_EQ(expect, from_rows);  // the reference reads the same weights either way
+          const std::vector<double> tol = tolerances(DType::Q8_0, wd, x, rows, cols, n_tokens);
+          for (Isa isa : supported_isas()) {
+            IsaGuard guard(isa);
+            std::vector<float> serial(expect.size(), NAN);
+            matmul(w, x.data(), n_tokens, serial.data(), nullptr);
+            for (size_t i = 0; i < serial.size(); ++i)
+              ASSERT_NEAR(serial[i], expect[i], tol[i]) << isa_name(isa) << " output " << i;
+            if (isa == Isa::Scalar) {  // the scalar kernel sums exactly as the Q8_0 one does
+              std::vector<float> plain(expect.size(), NAN);
+              matmul(q, x.data(), n_tokens, plain.data(), nullptr);
+              ASSERT_EQ(serial, plain);
+            }
+            for (auto& pool : pools) {
+              std::vector<float> y(expect.size(), NAN);
+              matmul(w, x.data(), n_tokens, y.data(), pool.get());
+              for (size_t i = 0; i < y.size(); ++i)
+                ASSERT_EQ(y[i], serial[i]) << isa_name(isa) << " threads " << pool->size() << " output " << i;
+            }
+          }
+        }
+      }
+}
+
 TEST(Matmul, LargeMatrixSplitsRowsAcrossThreads) {
   // Enough rows that every thread gets several grains, on the default ISA.
   const int64_t rows = 203, cols = 1024, n_tokens = 9;
@@ -153,6 +202,30 @@ TEST(Matmul, GroupEqualsSeparateCalls) {
       for (size_t k = 0; k < alone[i].size(); ++k)
         ASSERT_EQ(grouped[i][k], alone[i][k]) << "target " << i << " output " << k;
   }
+  // A target whose row count is not a multiple of the scheduling grain ahead of an
+  // interleaved one: every target starts on a grain, so no thread gets part of a group.
+  {
+    const int64_t wide = 1024, odd_rows = 6, x4_rows = 200;
+    const std::vector<uint8_t> odd_bytes = testing::quantized_weights(DType::Q8_0, odd_rows, wide, 21);
+    const std::vector<uint8_t> q_bytes = testing::quantized_weights(DType::Q8_0, x4_rows, wide, 22);
+    std::vector<uint8_t> x4_bytes(q_bytes.size());
+    interleave(TensorView{DType::Q8_0, {x4_rows, wide}, q_bytes.data()}, x4_bytes.data());
+    const TensorView odd{DType::Q8_0, {odd_rows, wide}, odd_bytes.data()};
+    const TensorView x4{DType::Q8_0x4, {x4_rows, wide}, x4_bytes.data()};
+    for (int64_t n_tokens : {1, 5}) {
+      const std::vector<float> x = testing::random_floats(static_cast<size_t>(n_tokens * wide), 23);
+      std::vector<float> a0(odd_rows * n_tokens), a1(x4_rows * n_tokens), g0(a0.size(), NAN), g1(a1.size(), NAN);
+      matmul(odd, x.data(), n_tokens, a0.data(), nullptr);
+      matmul(x4, x.data(), n_tokens, a1.data(), nullptr);
+      const MatmulTarget both[] = {{&odd, g0.data()}, {&x4, g1.data()}};
+      for (int threads : {2, 3}) {
+        ThreadPool p(threads);
+        matmul_group(both, x.data(), n_tokens, &p);
+        EXPECT_EQ(g0, a0) << "threads " << threads << " tokens " << n_tokens;
+        EXPECT_EQ(g1, a1) << "threads " << threads << " tokens " << n_tokens;
+      }
+    }
+  }
   // Weights of different widths cannot share one input.
   const std::vector<uint8_t> other = testing::quantized_weights(DType::Q8_0, 8, 256, 1);
   const TensorView narrow{DType::Q8_0, {8, 256}, other.data()};
@@ -169,6 +242,8 @@ TEST(Matmul, RejectsBadWeights) {
   EXPECT_THROW(matmul(ints, buf.data(), 1, y.data(), nullptr), Error);
   TensorView partial{DType::Q8_0, {1, 48}, buf.data()};
   EXPECT_THROW(matmul(partial, buf.data(), 1, y.data(), nullptr), Error);
+  TensorView split_group{DType::Q8_0x4, {2, 32}, buf.data()};  // groups are 4 rows
+  EXPECT_THROW(matmul(split_group, buf.data(), 1, y.data(), nullptr), Error);
 }
 
 TEST(Isa, ForcingEachSupportedIsaTakesEffect) {

@@ -181,6 +181,7 @@ float error_bound(DType t, const float* x, const uint8_t* q, int64_t i) {
              amax_of(x + i / 256 * 256, 256) * std::ldexp(1.0f, -9);
     }
     case DType::I32:
+    case DType::Q8_0x4:  // not a quantizer target (interleaved from Q8_0)
       break;
   }
   return 0;

@@ -1,0 +1,86 @@
+#include "model/weight_repack.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "core/thread_pool.h"
+#include "ops/ops.h"
+
+namespace triattn {
+
+namespace {
+
+// The memory `data` came from is no longer read: an owned buffer is freed, pages of a mapped
+// file are dropped from the process (they would fault back in from the file if touched, so
+// this is safe even where a page is shared with a neighbouring tensor).
+void release_source(Model& model, const void* data, size_t bytes) {
+  for (LargeBuffer& buf : model.owned_)
+    if (buf.data() == data) {
+      buf = LargeBuffer();
+      return;
+    }
+  for (const MappedFile* file : model.mapped_files_) file->release(data, bytes);
+}
+
+constexpr size_t kTensorAlign = 64;  // every repacked tensor starts on a cache line
+
+}  // namespace
+
+bool repack_enabled(std::optional<bool> opt) {
+  if (opt) return *opt;
+  const char* v = std::getenv("TRIATTN_REPACK");
+  if (!v || !*v || std::strcmp(v, "1") == 0) return true;
+  if (std::strcmp(v, "0") == 0) return false;
+  fail("TRIATTN_REPACK=", v, ": expected 0 (keep the file's weight layout) or 1");
+}
+
+void repack_weights(Model& model) {
+  ModelWeights& w = model.weights_;
+  std::vector<TensorView*> matrices{&w.output, &w.tok_embd};
+  for (LayerWeights& L : w.layers)
+    for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) matrices.push_back(t);
+
+  // One arena for every repacked tensor: one huge-page buffer instead of one per tensor,
+  // which would round each up to 2 MiB of resident memory.
+  struct Item {
+    TensorView source;
+    size_t offset;
+  };
+  std::vector<Item> items;
+  std::map<const void*, size_t> item_of;  // source data -> item (tensors shared by views)
+  size_t total = 0;
+  for (TensorView* t : matrices) {
+    // The token embedding is only repacked when tied to the output matrix: lookups read it
+    // row by row, which the file layout serves as well.
+    if (t == &w.tok_embd || !ops::interleaved_type(*t) || item_of.count(t->data)) continue;
+    item_of[t->data] = items.size();
+    items.push_back({*t, total});
+    total += (t->nbytes() + kTensorAlign - 1) / kTensorAlign * kTensorAlign;
+  }
+  if (items.empty()) return;
+  uint8_t* arena = model.owned_.emplace_back(total).data();
+
+  // Tensor by tensor, rows split over the cores (the page faults of the new buffer and the
+  // reads of the file dominate); each source is released as soon as it is copied, so the
+  // peak is the arena plus one tensor.
+  ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  for (const Item& it : items) {
+    const int64_t groups = it.source.rows() / 4;
+    pool.parallel_for(groups, [&](int64_t g0, int64_t g1, int) {
+      ops::interleave(it.source, arena + it.offset, 4 * g0, 4 * g1);
+    }, 64);
+    release_source(model, it.source.data, it.source.nbytes());
+  }
+  for (TensorView* t : matrices)
+    if (auto found = item_of.find(t->data); found != item_of.end()) {
+      const Item& it = items[found->second];
+      *t = TensorView{*ops::interleaved_type(it.source), it.source.shape, arena + it.offset};
+    }
+}
+
+}  // namespace triattn

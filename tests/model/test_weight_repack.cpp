@@ -1,0 +1,126 @@
+// Load-time repacking (model/weight_repack.h): Q8_0 matrices become Q8_0x4, the tied token
+// embedding reads through the repacked output matrix, the buffers they came from are freed,
+// other types are left alone, and the logits match the file layout's to float rounding.
+#include "model/weight_repack.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/temp_dir.h"
+#include "core/error.h"
+#include "model/forward.h"
+#include "model/maker.h"
+#include "model/model.h"
+
+namespace triattn {
+namespace {
+
+std::vector<float> logits_of(const Model& m, const std::vector<int32_t>& tokens) {
+  ThreadPool pool(2);
+  Forward fwd(m, &pool);
+  const ModelConfig& c = m.config();
+  KvCache cache(KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, DType::F32});
+  std::vector<std::vector<float>> out;
+  ForwardItem item{&cache, tokens, ForwardItem::Logits::All};
+  fwd.run(std::span<const ForwardItem>(&item, 1), out);
+  const int32_t next = 77;  // and one decode step (the matrix-vector kernels)
+  ForwardItem step{&cache, std::span<const int32_t>(&next, 1), ForwardItem::Logits::Last};
+  std::vector<std::vector<float>> last;
+  fwd.run(std::span<const ForwardItem>(&step, 1), last);
+  out[0].insert(out[0].end(), last[0].begin(), last[0].end());
+  return out[0];
+}
+
+size_t owned_bytes(const Model& m) {
+  size_t n = 0;
+  for (const LargeBuffer& b : m.owned_) n += b.size();
+  return n;
+}
+
+std::vector<const TensorView*> layer_matrices(const Model& m) {
+  std::vector<const TensorView*> out;
+  for (const LayerWeights& L : m.weights().layers)
+    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) out.push_back(t);
+  return out;
+}
+
+TEST(WeightRepack, Q8_0MatricesAreInterleavedAndComputeTheSame) {
+  for (const char* preset : {"tiny-qwen3", "tiny-llama"}) {  // tied embedding; q/k reordered copies
+    SCOPED_TRACE(preset);
+    test::TempDir dir;
+    const ModelConfig cfg = model_preset(preset);
+    write_random_gguf(cfg, {DType::Q8_0, 5}, dir.file("m.gguf"));
+    const auto plain = Model::load(dir.file("m.gguf"), false);
+    const auto packed = Model::load(dir.file("m.gguf"), true);
+
+    for (const TensorView* t : layer_matrices(*plain)) EXPECT_EQ(t->type, DType::Q8_0);
+    size_t repacked_bytes = 0, reordered_bytes = 0;
+    for (const TensorView* t : layer_matrices(*packed)) {
+      EXPECT_EQ(t->type, DType::Q8_0x4);
+      repacked_bytes += t->nbytes();
+    }
+    EXPECT_EQ(packed->weights().output.type, DType::Q8_0x4);
+    repacked_bytes += packed->weights().output.nbytes();
+    if (cfg.tied_embeddings) {
+      EXPECT_EQ(packed->weights().tok_embd.data, packed->weights().output.data);
+    } else {
+      EXPECT_EQ(packed->weights().tok_embd.type, DType::Q8_0);  // lookups only: left as stored
+    }
+    EXPECT_EQ(packed->weight_type_name(), "q8_0");  // named as in the file
+    EXPECT_EQ(packed->weight_bytes(), plain->weight_bytes());
+
+    // Llama's q/k rows were reordered into owned copies at load; repacking frees them, so the
+    // owned memory grows by the repacked tensors minus those copies (plus alignment).
+    if (cfg.arch == "llama")
+      for (const LayerWeights& L : plain->weights().layers) reordered_bytes += L.wq.nbytes() + L.wk.nbytes();
+    const size_t n_tensors = layer_matrices(*packed).size() + 1;
+    EXPECT_LE(owned_bytes(*packed) + reordered_bytes, owned_bytes(*plain) + repacked_bytes + 64 * n_tensors);
+    EXPECT_GE(owned_bytes(*packed) + reordered_bytes, owned_bytes(*plain) + repacked_bytes);
+
+    const std::vector<int32_t> tokens = {1, 300, 12, 99, 45, 260, 7};
+    const std::vector<float> a = logits_of(*plain, tokens), b = logits_of(*packed, tokens);
+    ASSERT_EQ(a.size(), b.size());
+    float diff = 0, mag = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      diff = std::max(diff, std::fabs(a[i] - b[i]));
+      mag = std::max(mag, std::fabs(a[i]));
+    }
+    EXPECT_GT(mag, 0.01f);
+    EXPECT_LT(diff, 1e-4f * std::max(1.0f, mag));  // summation order only
+  }
+}
+
+TEST(WeightRepack, OtherTypesAreLeftAsStored) {
+  test::TempDir dir;
+  write_random_gguf(model_preset("tiny-qwen3"), {DType::F16, 5}, dir.file("f16.gguf"));
+  const auto m = Model::load(dir.file("f16.gguf"), true);
+  for (const TensorView* t : layer_matrices(*m)) EXPECT_EQ(t->type, DType::F16);
+  EXPECT_EQ(m->weights().output.type, DType::F16);
+}
+
+TEST(WeightRepack, EnvironmentSwitch) {
+  EXPECT_TRUE(repack_enabled(true));
+  EXPECT_FALSE(repack_enabled(false));
+  ::setenv("TRIATTN_REPACK", "0", 1);
+  EXPECT_FALSE(repack_enabled(std::nullopt));
+  EXPECT_TRUE(repack_enabled(true));  // an explicit choice wins
+  ::setenv("TRIATTN_REPACK", "1", 1);
+  EXPECT_TRUE(repack_enabled(std::nullopt));
+  ::setenv("TRIATTN_REPACK", "maybe", 1);
+  try {
+    repack_enabled(std::nullopt);
+    ADD_FAILURE() << "accepted TRIATTN_REPACK=maybe";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TRIATTN_REPACK=maybe"), std::string::npos);
+  }
+  ::unsetenv("TRIATTN_REPACK");
+  EXPECT_TRUE(repack_enabled(std::nullopt));
+}
+
+}  // namespace
+}  // namespace triattn
