@@ -35,8 +35,9 @@ class ThreadPool {
   // Like parallel_for, but threads claim ranges as they become free, so one thread that is
   // descheduled or slow (a shared machine) does not hold the others up: the rest take over
   // its share. Ranges are multiples of `grain` (except the last) of 1/threads of what is
-  // left, at most n/(2·threads), shrinking to one grain towards the end. A thread may get no range at all; fn may be
-  // called several times per thread; thread_index is the calling thread's.
+  // left, at most n/(2·threads), shrinking to one grain towards the end. A thread may get no
+  // range at all; fn may be called several times per thread; thread_index is the calling
+  // thread's.
   void parallel_for_dynamic(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
                             int64_t grain = 1);
 

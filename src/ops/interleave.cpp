@@ -10,7 +10,7 @@ namespace triattn::ops {
 
 std::optional<DType> interleaved_type(const TensorView& w) {
   if (w.type != DType::Q8_0 || w.shape.size() != 2 || w.empty()) return std::nullopt;
-  if (w.shape[0] % 4 != 0 || w.shape[1] % kQK != 0) return std::nullopt;
+  if (w.shape[0] % interleaved_rows(DType::Q8_0x4) != 0 || w.shape[1] % kQK != 0) return std::nullopt;
   return DType::Q8_0x4;
 }
 

@@ -321,15 +321,6 @@ void tile(const MatmulJob& j, int64_t r0, int64_t t0) {
     }
 }
 
-// Picks the tile instantiation for a partial tile of `tokens` (1..kTileTokens).
-template <class K, int R, int T = kTileTokens>
-void tile_tokens(const MatmulJob& j, int64_t r0, int64_t t0, int tokens) {
-  if constexpr (T > 1) {
-    if (tokens < T) return tile_tokens<K, R, T - 1>(j, r0, t0, tokens);
-  }
-  tile<K, R, T>(j, r0, t0);
-}
-
 // Matrix-vector (decode). kGemvStreams rows at once, taken from evenly spaced parts of the
 // range (rows r0+i, r0+p+i, r0+2p+i, ... for p = range/kGemvStreams), each with a software
 // prefetch kGemvPrefetch bytes ahead. Measured on this 2-core EPYC VM over 600 MB of Q8_0
@@ -398,19 +389,6 @@ inline void gemv_streams(const MatmulJob& j, const int64_t* rows) {
     if constexpr (K::kTail) v += K::tail(w[s], j.x, nb * K::kElems, j.cols);
     j.y[rows[s]] = v;
   }
-}
-
-template <class K>
-void gemv_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
-  constexpr int S = kGemvStreams;
-  const int64_t part = (r1 - r0) / S;
-  for (int64_t i = 0; i < part; ++i) {
-    int64_t rows[S];
-    TRIATTN_UNROLL
-    for (int s = 0; s < S; ++s) rows[s] = r0 + s * part + i;
-    gemv_streams<K, S>(j, rows);
-  }
-  for (int64_t r = r0 + S * part; r < r1; ++r) gemv_streams<K, 1>(j, &r);
 }
 
 // ---- Q8_0x4: Q8_0 rows interleaved in groups of 4 (quant_blocks.h) -------------------------
@@ -527,62 +505,71 @@ void tile_x4(const MatmulJob& j, int64_t g0, int64_t t0) {
     for (int t = 0; t < T; ++t) store_x4(acc[r][t], j.y + (t0 + t) * j.y_stride + 4 * (g0 + r));
 }
 
-template <int R, int T = kTileTokens>
-void tile_x4_tokens(const MatmulJob& j, int64_t g0, int64_t t0, int tokens) {
+// ---- one driver for both layouts --------------------------------------------------------
+// A "unit" is what the kernels compute at once per weight stream: one row (RowUnits) or one
+// group of four interleaved rows (Q8_0x4Units). Each provides kRows (rows per unit), kTile
+// (units per matrix-matrix tile), gemv<S>(job, units) and tile<R, T>(job, u0, t0).
+template <class K>
+struct RowUnits {
+  static constexpr int kRows = 1, kTile = kTileRows;
+  template <int S>
+  static void gemv(const MatmulJob& j, const int64_t* u) { gemv_streams<K, S>(j, u); }
+  template <int R, int T>
+  static void tile(const MatmulJob& j, int64_t u0, int64_t t0) { ops::tile<K, R, T>(j, u0, t0); }
+};
+
+struct Q8_0x4Units {
+  static constexpr int kRows = 4, kTile = kTileGroupsX4;
+  template <int S>
+  static void gemv(const MatmulJob& j, const int64_t* u) { gemv_x4_streams<S>(j, u); }
+  template <int R, int T>
+  static void tile(const MatmulJob& j, int64_t u0, int64_t t0) { tile_x4<R, T>(j, u0, t0); }
+};
+
+// Picks the tile instantiation for a partial tile of `tokens` (1..kTileTokens).
+template <class U, int R, int T = kTileTokens>
+void tile_tokens(const MatmulJob& j, int64_t u0, int64_t t0, int tokens) {
   if constexpr (T > 1) {
-    if (tokens < T) return tile_x4_tokens<R, T - 1>(j, g0, t0, tokens);
+    if (tokens < T) return tile_tokens<U, R, T - 1>(j, u0, t0, tokens);
   }
-  tile_x4<R, T>(j, g0, t0);
+  U::template tile<R, T>(j, u0, t0);
 }
 
-void matmul_rows_q8_0x4(const MatmulJob& j, int64_t r0, int64_t r1) {
-  const int64_t g0 = r0 / 4, g1 = r1 / 4;  // r0, r1: multiples of 4 (cpu_dispatch.h)
-  if (j.n_tokens == 1) {
+// Rows [r0, r1) (multiples of U::kRows, cpu_dispatch.h) for every token.
+template <class U>
+void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
+  const int64_t u0 = r0 / U::kRows, u1 = r1 / U::kRows;
+  if (j.n_tokens == 1) {  // decode: kGemvStreams units at once from evenly spaced parts
     constexpr int S = kGemvStreams;
-    const int64_t part = (g1 - g0) / S;
+    const int64_t part = (u1 - u0) / S;
     for (int64_t i = 0; i < part; ++i) {
-      int64_t groups[S];
+      int64_t units[S];
       TRIATTN_UNROLL
-      for (int s = 0; s < S; ++s) groups[s] = g0 + s * part + i;
-      gemv_x4_streams<S>(j, groups);
+      for (int s = 0; s < S; ++s) units[s] = u0 + s * part + i;
+      U::template gemv<S>(j, units);
     }
-    for (int64_t g = g0 + S * part; g < g1; ++g) gemv_x4_streams<1>(j, &g);
+    for (int64_t u = u0 + S * part; u < u1; ++u) U::template gemv<1>(j, &u);
     return;
   }
-  constexpr int R = kTileGroupsX4;
-  int64_t g = g0;
-  for (; g + R <= g1; g += R)
-    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens)
-      tile_x4_tokens<R>(j, g, t, static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t)));
-  for (; g < g1; ++g)
-    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens)
-      tile_x4_tokens<1>(j, g, t, static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t)));
-}
-
-template <class K>
-void matmul_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
-  if (j.n_tokens == 1) return gemv_rows<K>(j, r0, r1);
-  int64_t r = r0;
-  // Row tiles outermost: a tile's weights stay in L1/L2 while every token passes over them.
-  for (; r + kTileRows <= r1; r += kTileRows)
-    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens)
-      tile_tokens<K, kTileRows>(j, r, t,
-                                static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t)));
-  for (; r < r1; ++r)
-    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens)
-      tile_tokens<K, 1>(j, r, t, static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t)));
+  // Unit tiles outermost: a tile's weights stay in L1/L2 while every token passes over them.
+  auto tokens_at = [&](int64_t t) { return static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t)); };
+  int64_t u = u0;
+  for (; u + U::kTile <= u1; u += U::kTile)
+    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens) tile_tokens<U, U::kTile>(j, u, t, tokens_at(t));
+  for (; u < u1; ++u)
+    for (int64_t t = 0; t < j.n_tokens; t += kTileTokens) tile_tokens<U, 1>(j, u, t, tokens_at(t));
 }
 
 void fill_matmul(KernelTable& t) {
-  t.matmul[static_cast<int>(DType::F32)] = matmul_rows<FloatKernel<F32W>>;
-  t.matmul[static_cast<int>(DType::F16)] = matmul_rows<FloatKernel<F16W>>;
-  t.matmul[static_cast<int>(DType::BF16)] = matmul_rows<FloatKernel<BF16W>>;
-  t.matmul[static_cast<int>(DType::Q8_0)] = matmul_rows<Q8_0Kernel>;
-  t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_rows_q8_0x4;
-  t.matmul[static_cast<int>(DType::Q4_0)] = matmul_rows<Q4_0Kernel>;
-  t.matmul[static_cast<int>(DType::Q4_K)] = matmul_rows<K4Kernel<BlockQ4_K, false>>;
-  t.matmul[static_cast<int>(DType::Q5_K)] = matmul_rows<K4Kernel<BlockQ5_K, true>>;
-  t.matmul[static_cast<int>(DType::Q6_K)] = matmul_rows<Q6_KKernel>;
+  t.matmul[static_cast<int>(DType::F32)] = matmul_units<RowUnits<FloatKernel<F32W>>>;
+  t.matmul[static_cast<int>(DType::F16)] = matmul_units<RowUnits<FloatKernel<F16W>>>;
+  t.matmul[static_cast<int>(DType::BF16)] = matmul_units<RowUnits<FloatKernel<BF16W>>>;
+  t.matmul[static_cast<int>(DType::Q8_0)] = matmul_units<RowUnits<Q8_0Kernel>>;
+  t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_units<Q8_0x4Units>;
+  t.matmul[static_cast<int>(DType::Q4_0)] = matmul_units<RowUnits<Q4_0Kernel>>;
+  t.matmul[static_cast<int>(DType::Q4_K)] = matmul_units<RowUnits<K4Kernel<BlockQ4_K, false>>>;
+  t.matmul[static_cast<int>(DType::Q5_K)] = matmul_units<RowUnits<K4Kernel<BlockQ5_K, true>>>;
+  t.matmul[static_cast<int>(DType::Q6_K)] = matmul_units<RowUnits<Q6_KKernel>>;
 }
 
 }  // namespace
