@@ -123,7 +123,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   finish_kv_options(kv);
   validate(o);
 
-  auto model = Model::load(o.model_path);
+  auto model = Model::load(o.model_path, {.threads = o.threads});
   const ModelConfig& cfg = model->config();
   for (int64_t d : o.depths)
     if (cfg.context_length > 0 && d + o.tg > cfg.context_length)

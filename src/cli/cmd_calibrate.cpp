@@ -34,7 +34,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
 
   const DType cache_type = parse_kv_type(kv_type);
   const std::string text = read_text_file(input);
-  auto model = Model::load(model_path);
+  auto model = Model::load(model_path, {.threads = threads});
   std::cerr << "calibrate: " << model->config().describe() << "\n";
 
   ThreadPool pool(threads);

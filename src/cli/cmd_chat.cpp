@@ -80,7 +80,7 @@ int cmd_chat(const std::vector<std::string>& args) {
   finish_kv_options(kv);
   if (n_predict <= 0) fail("-n must be positive");
 
-  auto model = Model::load(model_path);
+  auto model = Model::load(model_path, {.threads = threads});
   const ChatPrompt prompt(model->tokenizer(), model->path(), chat_opt, &std::cerr);
   ThreadPool pool(threads);
   Forward forward(*model, &pool);

@@ -42,7 +42,7 @@ int cmd_generate(const std::vector<std::string>& args) {
   if (!chat && (popt.chat_opt.no_think || !popt.chat_opt.template_path.empty()))
     fail("--no-think and --chat-template need --chat");
 
-  auto model = Model::load(model_path);
+  auto model = Model::load(model_path, {.threads = threads});
   popt.chat = chat;
   const BuiltPrompt built = build_prompt(*model, prompt, popt);
   const std::vector<int32_t>& prompt_ids = built.ids;

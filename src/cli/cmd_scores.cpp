@@ -31,7 +31,7 @@ int cmd_scores(const std::vector<std::string>& args) {
   if (int rc = parse(app, args); rc >= 0) return rc;
 
   const DType cache_type = parse_kv_type(kv_type);
-  auto model = Model::load(model_path);
+  auto model = Model::load(model_path, {.threads = threads});
   const ModelConfig& c = model->config();
   auto stats = load_stats(stats_path, c);
   const Tokenizer& tok = model->tokenizer();

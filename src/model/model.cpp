@@ -22,7 +22,7 @@ std::string file_magic(const std::string& path) {
 }
 }  // namespace
 
-std::shared_ptr<const Model> Model::load(const std::string& path, std::optional<bool> repack) {
+std::shared_ptr<const Model> Model::load(const std::string& path, const LoadOptions& options) {
   auto m = std::make_shared<Model>();
   m->path_ = path;
   namespace fs = std::filesystem;
@@ -46,7 +46,7 @@ std::shared_ptr<const Model> Model::load(const std::string& path, std::optional<
   if (m->config_.vocab_size != m->tokenizer_->vocab_size() && m->tokenizer_->vocab_size() > m->config_.vocab_size)
     fail(path, ": tokenizer has ", m->tokenizer_->vocab_size(), " tokens but the model only ", m->config_.vocab_size);
   check_model_weights(*m);
-  if (repack_enabled(repack)) repack_weights(*m);
+  if (repack_enabled(options.repack)) repack_weights(*m, options.threads);
   return m;
 }
 

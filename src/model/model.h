@@ -32,13 +32,19 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
 };
 
+struct LoadOptions {
+  // Rewrite matmul weights into the faster internal layouts (model/weight_repack.h);
+  // unset: yes unless TRIATTN_REPACK=0.
+  std::optional<bool> repack = std::nullopt;
+  // Threads for the work done at load time (repacking); 0 = all cores. Commands pass their -t.
+  int threads = 0;
+};
+
 class Model {
  public:
   // MODEL is a .gguf file, an HF directory (config.json + safetensors + tokenizer.json) or a
   // llama2.c .bin (tokenizer tokNNN.bin beside it). Throws Error naming the problem.
-  // `repack`: rewrite matmul weights into the faster internal layouts (model/weight_repack.h);
-  // unset: yes unless TRIATTN_REPACK=0.
-  static std::shared_ptr<const Model> load(const std::string& path, std::optional<bool> repack = std::nullopt);
+  static std::shared_ptr<const Model> load(const std::string& path, const LoadOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }

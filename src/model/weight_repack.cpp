@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <thread>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -39,7 +38,7 @@ bool repack_enabled(std::optional<bool> opt) {
   fail("TRIATTN_REPACK=", v, ": expected 0 (keep the file's weight layout) or 1");
 }
 
-void repack_weights(Model& model) {
+void repack_weights(Model& model, int threads) {
   ModelWeights& w = model.weights_;
   std::vector<TensorView*> matrices{&w.output, &w.tok_embd};
   for (LayerWeights& L : w.layers)
@@ -68,7 +67,7 @@ void repack_weights(Model& model) {
   // Tensor by tensor, rows split over the cores (the page faults of the new buffer and the
   // reads of the file dominate); each source is released as soon as it is copied, so the
   // peak is the arena plus one tensor.
-  ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  ThreadPool pool(threads);  // 0: hardware concurrency
   for (const Item& it : items) {
     const int64_t groups = it.source.rows() / 4;
     pool.parallel_for(groups, [&](int64_t g0, int64_t g1, int) {

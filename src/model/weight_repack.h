@@ -8,8 +8,9 @@
 
 namespace triattn {
 
-// Repacks every layer matrix and the output matrix (the token embedding with it when tied).
-void repack_weights(Model& model);
+// Repacks every layer matrix and the output matrix (the token embedding with it when tied),
+// rows copied by `threads` threads (0 = all cores).
+void repack_weights(Model& model, int threads = 0);
 // Whether loading repacks: opt if set, else the environment (TRIATTN_REPACK=0 turns it off,
 // for comparing against the file layout; any value other than 0 or 1 is an error).
 bool repack_enabled(std::optional<bool> opt);

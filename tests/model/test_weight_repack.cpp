@@ -55,8 +55,9 @@ TEST(WeightRepack, Q8_0MatricesAreInterleavedAndComputeTheSame) {
     test::TempDir dir;
     const ModelConfig cfg = model_preset(preset);
     write_random_gguf(cfg, {DType::Q8_0, 5}, dir.file("m.gguf"));
-    const auto plain = Model::load(dir.file("m.gguf"), false);
-    const auto packed = Model::load(dir.file("m.gguf"), true);
+    const auto plain = Model::load(dir.file("m.gguf"), {.repack = false});
+    // Repacked on one thread (the pool runs inline) and on two.
+    const auto packed = Model::load(dir.file("m.gguf"), {.repack = true, .threads = cfg.arch == "llama" ? 1 : 2});
 
     for (const TensorView* t : layer_matrices(*plain)) EXPECT_EQ(t->type, DType::Q8_0);
     size_t repacked_bytes = 0, reordered_bytes = 0;
@@ -98,7 +99,7 @@ TEST(WeightRepack, Q8_0MatricesAreInterleavedAndComputeTheSame) {
 TEST(WeightRepack, OtherTypesAreLeftAsStored) {
   test::TempDir dir;
   write_random_gguf(model_preset("tiny-qwen3"), {DType::F16, 5}, dir.file("f16.gguf"));
-  const auto m = Model::load(dir.file("f16.gguf"), true);
+  const auto m = Model::load(dir.file("f16.gguf"), {.repack = true});
   for (const TensorView* t : layer_matrices(*m)) EXPECT_EQ(t->type, DType::F16);
   EXPECT_EQ(m->weights().output.type, DType::F16);
 }
