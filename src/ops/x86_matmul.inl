@@ -183,6 +183,25 @@ inline void unpack_scales_mins_k4(const uint8_t* packed, uint8_t sc[8], uint8_t 
   std::memcpy(m, n, 8);
 }
 
+#if defined(__AVX512BW__)
+// The same unpacking with vector ops: bytes 0..7 of the result are the scales, 8..15 the
+// mins. Reads 16 bytes from `packed` (the 12 of the scales and 4 that follow them in the
+// block, ignored).
+inline __m128i unpack_scales_mins_k4_vec(const uint8_t* packed) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));  // a0 a1 a2 -
+  // Lanes: a0 & 3f3f3f3f | a2 & 0f0f0f0f | a1 & 3f3f3f3f | (a2 >> 4) & 0f0f0f0f ...
+  const __m128i lowbits = _mm_and_si128(
+      _mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)), _mm_setr_epi32(0, 0, 0, 4)),
+      _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+  // ... with lanes 1 and 3 or'ed with the top two bits of a0 and a1 moved to bits 4-5.
+  const __m128i topbits = _mm_slli_epi32(
+      _mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)), 6),
+                    _mm_setr_epi32(0, 0x03030303, 0, 0x03030303)),
+      4);
+  return _mm_or_si128(lowbits, topbits);
+}
+#endif
+
 // Q4_K (kHigh false) and Q5_K (kHigh true).
 template <class Block, bool kHigh>
 struct K4Kernel {
@@ -204,13 +223,15 @@ struct K4Kernel {
   template <int T>
   [[gnu::always_inline]] static void block512(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
     const auto* b = reinterpret_cast<const Block*>(w);
-    alignas(16) uint8_t sc[8], m[8];
-    unpack_scales_mins_k4(b->scales, sc, m);
-    const __m512i sc16 = _mm512_cvtepu8_epi16(
-        _mm256_zextsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
-    const __m128i m16 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(m)));
-    const __m256i mins =
-        _mm256_set_m128i(_mm_unpackhi_epi16(m16, m16), _mm_unpacklo_epi16(m16, m16));
+    // Bytes 0..7: the 8 sub-block scales, 8..15: the 8 mins (as int16 lanes below).
+    const __m512i sm16 = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(unpack_scales_mins_k4_vec(b->scales)));
+    // Each min twice, to pair with the activation's per-16 sums.
+    const __m256i mins = _mm256_permutexvar_epi16(
+        _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15), low256(sm16));
+    // d and dmin converted together: lanes 0 and 1.
+    uint32_t d_dmin;
+    std::memcpy(&d_dmin, &b->d, 4);
+    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const __m512i upper_one = _mm512_maskz_set1_epi16(0xFFFF0000u, 1);  // lanes 16..31
     __m512i hbits = _mm512_setzero_si512();
@@ -229,7 +250,7 @@ struct K4Kernel {
       }
       // int16 lanes 0..15 (sub-block 2c) get scale 2c, lanes 16..31 scale 2c+1.
       const __m512i scale =
-          _mm512_permutexvar_epi16(_mm512_add_epi16(_mm512_set1_epi16(static_cast<short>(2 * c)), upper_one), sc16);
+          _mm512_permutexvar_epi16(_mm512_add_epi16(_mm512_set1_epi16(static_cast<short>(2 * c)), upper_one), sm16);
       TRIATTN_UNROLL
       for (int t = 0; t < T; ++t) {
         const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
@@ -237,15 +258,16 @@ struct K4Kernel {
         sumi[t] = _mm512_add_epi32(sumi[t], _mm512_madd_epi16(p, scale));
       }
     }
-    const float d = f16(b->d), dmin = f16(b->dmin);
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
       const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
+      const __m128 f = _mm_mul_ps(dd, _mm_set1_ps(a->d));  // d * a.d, dmin * a.d
       const __m256i s8 = _mm256_add_epi32(low256(sumi[t]), high256(sumi[t]));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), _mm256_set1_ps(d * a->d), acc[t]);
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), _mm256_broadcastss_ps(f), acc[t]);
       // mins times each sub-block's activation sum, subtracted in the same accumulator
       const __m256i mb = _mm256_madd_epi16(mins, loadu256(a->bsums));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mb), _mm256_set1_ps(-dmin * a->d), acc[t]);
+      acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mb),
+                                _mm256_broadcastss_ps(_mm_movehdup_ps(f)), acc[t]);
     }
   }
 #else
