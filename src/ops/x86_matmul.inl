@@ -331,6 +331,76 @@ struct Q6_KKernel {
   static constexpr bool kTail = false;
   template <int T>
   static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
+#if defined(__AVX512BW__)
+    block512<T>(w, x, acc);
+    (void)accs;
+  }
+
+  // With AVX-512BW: 64 consecutive elements per 512-bit register (two 32-element groups:
+  // their low nibbles are 64 consecutive ql bytes, their high bits one qh vector shifted by
+  // a different count per half), four sub-block scales picked by one permute, and the -32
+  // offset added to the vector accumulator instead of a horizontal sum per block.
+  template <int T>
+  [[gnu::always_inline]] static void block512(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
+    const auto* b = reinterpret_cast<const BlockQ6_K*>(w);
+    const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+    const __m256i scales16 =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
+    const __m512i scales512 = _mm512_castsi256_si512(scales16);
+    // int16 lane k of a 64-element register belongs to sub-block k / 8 of its four.
+    const __m512i sub = _mm512_srli_epi16(
+        _mm512_setr_epi32(0x00010000, 0x00030002, 0x00050004, 0x00070006, 0x00090008, 0x000b000a,
+                          0x000d000c, 0x000f000e, 0x00110010, 0x00130012, 0x00150014, 0x00170016,
+                          0x00190018, 0x001b001a, 0x001d001c, 0x001f001e),
+        3);
+    // Shift counts per 256-bit half: {4, 2} for the first register's high bits, {0, 2} for
+    // the second's (left, then right), as the 256-bit kernel's four shifts.
+    const __m512i shl = concat256(_mm256_set1_epi16(4), _mm256_set1_epi16(2));
+    const __m512i shr = concat256(_mm256_setzero_si256(), _mm256_set1_epi16(2));
+    __m512i sumi[T];
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) sumi[t] = _mm512_setzero_si512();
+    TRIATTN_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const __m512i ql = _mm512_loadu_si512(b->ql + 64 * h);
+      const __m256i qh256 = loadu256(b->qh + 32 * h);
+      const __m512i qh = concat256(qh256, qh256);
+      // Unsigned 6-bit quants (0..63): elements 128h + 0..63, then 128h + 64..127.
+      const __m512i q[2] = {
+          _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_and_si512(_mm512_sllv_epi16(qh, shl), bits45)),
+          _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4),
+                          _mm512_and_si512(_mm512_srlv_epi16(qh, shr), bits45))};
+      TRIATTN_UNROLL
+      for (int g = 0; g < 2; ++g) {
+        const __m512i scale = _mm512_permutexvar_epi16(
+            _mm512_add_epi16(sub, _mm512_set1_epi16(static_cast<short>(8 * h + 4 * g))), scales512);
+        TRIATTN_UNROLL
+        for (int t = 0; t < T; ++t) {
+          const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
+          const __m512i p = _mm512_maddubs_epi16(q[g], _mm512_loadu_si512(a->qs + 128 * h + 64 * g));
+          sumi[t] = _mm512_add_epi32(sumi[t], _mm512_madd_epi16(p, scale));
+        }
+      }
+    }
+    const float d = f16(b->d);
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) {
+      const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
+      const float s = d * a->d;
+      const __m256i s8 = _mm256_add_epi32(low256(sumi[t]), high256(sumi[t]));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), _mm256_set1_ps(s), acc[t]);
+      // the -32 of every quant, through the per-16 sums
+      const __m256i off = _mm256_madd_epi16(scales16, loadu256(a->bsums));
+      acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(off), _mm256_set1_ps(32.0f * s), acc[t]);
+    }
+  }
+#else
+    block256<T>(w, x, acc, accs);
+  }
+#endif
+
+  template <int T>
+  [[gnu::always_inline]] static void block256(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
     const auto* b = reinterpret_cast<const BlockQ6_K*>(w);
     const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
     const __m256i scales16 =
