@@ -171,22 +171,10 @@ struct Q4_0Kernel {
   static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
 };
 
-// The 8 scales and 8 mins of a Q4_K/Q5_K block, unpacked 4 at a time with 32-bit masks
-// (the same bit moves as unpack_scale_min_k4, without per-sub-block branches).
-inline void unpack_scales_mins_k4(const uint8_t* packed, uint8_t sc[8], uint8_t m[8]) {
-  uint32_t a[3];
-  std::memcpy(a, packed, 12);
-  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x03030303;
-  const uint32_t s[2] = {a[0] & low6, (a[2] & low4) | (((a[0] >> 6) & top2) << 4)};
-  const uint32_t n[2] = {a[1] & low6, ((a[2] >> 4) & low4) | (((a[1] >> 6) & top2) << 4)};
-  std::memcpy(sc, s, 8);
-  std::memcpy(m, n, 8);
-}
-
-#if defined(__AVX512BW__)
-// The same unpacking with vector ops: bytes 0..7 of the result are the scales, 8..15 the
-// mins. Reads 16 bytes from `packed` (the 12 of the scales and 4 that follow them in the
-// block, ignored).
+// The 8 scales and 8 mins of a Q4_K/Q5_K block (6 bits each, the bit moves of
+// unpack_scale_min_k4 in quant_blocks.h done on four 32-bit words at once): bytes 0..7 of the
+// result are the scales, 8..15 the mins. Reads 16 bytes from `packed` (the 12 of the scales
+// and 4 that follow them in the block, ignored).
 inline __m128i unpack_scales_mins_k4_vec(const uint8_t* packed) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));  // a0 a1 a2 -
   // Lanes: a0 & 3f3f3f3f | a2 & 0f0f0f0f | a1 & 3f3f3f3f | (a2 >> 4) & 0f0f0f0f ...
@@ -200,7 +188,6 @@ inline __m128i unpack_scales_mins_k4_vec(const uint8_t* packed) {
       4);
   return _mm_or_si128(lowbits, topbits);
 }
-#endif
 
 // Q4_K (kHigh false) and Q5_K (kHigh true).
 template <class Block, bool kHigh>
@@ -275,15 +262,22 @@ struct K4Kernel {
   }
 #endif
 
+  // 256-bit: each 32-element sub-block on its own, the scale broadcast by a byte shuffle;
+  // the mins term goes into the vector accumulator as in block512.
   template <int T>
   [[gnu::always_inline]] static void block256(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
+    (void)accs;
     const auto* b = reinterpret_cast<const Block*>(w);
-    alignas(16) uint8_t sc[8], m[8];
-    unpack_scales_mins_k4(b->scales, sc, m);
-    // Each min twice, as int16, to pair with the activation's per-16 sums.
-    const __m128i m16 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(m)));
+    const __m128i sm = unpack_scales_mins_k4_vec(b->scales);
+    // The 8 scales as int16 in both 128-bit lanes (for in-lane shuffles)...
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+    // ... and each min twice, as int16, to pair with the activation's per-16 sums.
+    const __m128i m16 = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
     const __m256i mins =
         _mm256_set_m128i(_mm_unpackhi_epi16(m16, m16), _mm_unpacklo_epi16(m16, m16));
+    uint32_t d_dmin;  // d and dmin converted together: lanes 0 and 1
+    std::memcpy(&d_dmin, &b->d, 4);
+    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256i hbits = _mm256_setzero_si256();
     if constexpr (kHigh) hbits = loadu256(b->qh);
@@ -304,7 +298,9 @@ struct K4Kernel {
         hi = _mm256_or_si256(
             hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, bhi), bhi), sixteen));
       }
-      const __m256i s_lo = _mm256_set1_epi16(sc[2 * c]), s_hi = _mm256_set1_epi16(sc[2 * c + 1]);
+      // Every int16 lane gets scale j: bytes 2j, 2j+1 of sc16.
+      const __m256i s_lo = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * c))));
+      const __m256i s_hi = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * c + 1))));
       TRIATTN_UNROLL
       for (int t = 0; t < T; ++t) {
         const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
@@ -313,14 +309,14 @@ struct K4Kernel {
             _mm256_add_epi32(sumi[t], dot_u8s8_scaled(hi, loadu256(a->qs + 64 * c + 32), s_hi));
       }
     }
-    const float d = f16(b->d), dmin = f16(b->dmin);
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
       const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_set1_ps(d * a->d), acc[t]);
-      // mins times each sub-block's activation sum
-      const int32_t summ = hsum_epi32(_mm256_madd_epi16(mins, loadu256(a->bsums)));
-      accs[t] -= dmin * a->d * static_cast<float>(summ);
+      const __m128 f = _mm_mul_ps(dd, _mm_set1_ps(a->d));  // d * a.d, dmin * a.d
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_broadcastss_ps(f), acc[t]);
+      // mins times each sub-block's activation sum, subtracted in the same accumulator
+      const __m256i mb = _mm256_madd_epi16(mins, loadu256(a->bsums));
+      acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mb), _mm256_broadcastss_ps(_mm_movehdup_ps(f)), acc[t]);
     }
   }
   static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
