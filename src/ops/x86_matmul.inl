@@ -194,19 +194,24 @@ template <class Block, bool kHigh>
 struct K4Kernel {
   static constexpr int kElems = kQKK, kWBytes = sizeof(Block), kXBytes = sizeof(ActQ8K);
   static constexpr bool kTail = false;
+  // The mins term goes into the vector accumulator (one FMA), not into accs through a
+  // horizontal sum per block. Instructions, not bytes, bound Q4_K decode: one thread in
+  // cache read 12.6-15.5 GB/s with the former 256-bit block (scalar scale unpacking, scales
+  // broadcast one by one, a horizontal sum per block), 21.8-22.1 with block256 below and
+  // 28.2-29.5 with block512, while one thread streams 38-39 GB/s from memory.
   template <int T>
-  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
 #if defined(__AVX512BW__)
     block512<T>(w, x, acc);
-    (void)accs;
+#else
+    block256<T>(w, x, acc);
+#endif
   }
 
-  // With AVX-512BW: a 64-element chunk's low and high nibbles (its two sub-blocks) in one
-  // 512-bit register against the chunk's 64 contiguous activation bytes, each sub-block's
-  // scale picked by one permute, and the mins term added to the vector accumulator instead
-  // of a horizontal sum per block: about half the instructions of the 256-bit block, which
-  // is what bounds Q4_K decode (14.5 GB/s per thread in cache on the 256-bit kernel, less
-  // than half the memory bandwidth one thread can read).
+#if defined(__AVX512BW__)
+  // A 64-element chunk's low and high nibbles (its two sub-blocks) in one 512-bit register
+  // against the chunk's 64 contiguous activation bytes, each sub-block's scale picked by one
+  // permute.
   template <int T>
   [[gnu::always_inline]] static void block512(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
     const auto* b = reinterpret_cast<const Block*>(w);
@@ -257,16 +262,11 @@ struct K4Kernel {
                                 _mm256_broadcastss_ps(_mm_movehdup_ps(f)), acc[t]);
     }
   }
-#else
-    block256<T>(w, x, acc, accs);
-  }
 #endif
 
-  // 256-bit: each 32-element sub-block on its own, the scale broadcast by a byte shuffle;
-  // the mins term goes into the vector accumulator as in block512.
+  // Each 32-element sub-block on its own, its scale broadcast by a byte shuffle.
   template <int T>
-  [[gnu::always_inline]] static void block256(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
-    (void)accs;
+  [[gnu::always_inline]] static void block256(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
     const auto* b = reinterpret_cast<const Block*>(w);
     const __m128i sm = unpack_scales_mins_k4_vec(b->scales);
     // The 8 scales as int16 in both 128-bit lanes (for in-lane shuffles)...
@@ -330,9 +330,14 @@ struct Q6_KKernel {
 #if defined(__AVX512BW__)
     block512<T>(w, x, acc);
     (void)accs;
+#else
+    block256<T>(w, x, acc, accs);
+#endif
   }
 
-  // With AVX-512BW: 64 consecutive elements per 512-bit register (two 32-element groups:
+#if defined(__AVX512BW__)
+  // One thread in cache: 17.9-21.6 GB/s with block256, 39-51 with this one.
+  // 64 consecutive elements per 512-bit register (two 32-element groups:
   // their low nibbles are 64 consecutive ql bytes, their high bits one qh vector shifted by
   // a different count per half), four sub-block scales picked by one permute, and the -32
   // offset added to the vector accumulator instead of a horizontal sum per block.
@@ -389,9 +394,6 @@ struct Q6_KKernel {
       const __m256i off = _mm256_madd_epi16(scales16, loadu256(a->bsums));
       acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(off), _mm256_set1_ps(32.0f * s), acc[t]);
     }
-  }
-#else
-    block256<T>(w, x, acc, accs);
   }
 #endif
 
