@@ -28,7 +28,7 @@ DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFact
   // Full attention grows without bound: size the streams once so that the fill does not
   // double-and-copy gigabytes (capacity is not counted in the peak figures, live rows are).
   if (seq.policy().capacity_hint() == 0) seq.cache().reserve(depth + steps);
-  filler.fill(seq, depth);
+  filler.fill(seq, depth, forward.pool());
 
   DecodeMeasure m;
   m.steps = steps;

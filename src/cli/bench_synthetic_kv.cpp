@@ -72,7 +72,7 @@ SyntheticKv::SyntheticKv(const Model& model, Forward& forward, int64_t sample_to
     }
 }
 
-void SyntheticKv::fill(Sequence& seq, int64_t depth) {
+void SyntheticKv::fill(Sequence& seq, int64_t depth, ThreadPool* pool) {
   const ModelConfig& c = model_.config();
   const int d = c.head_dim, H = c.n_kv_heads, half = d / 2;
   const size_t per_token = static_cast<size_t>(H) * d;
@@ -83,7 +83,7 @@ void SyntheticKv::fill(Sequence& seq, int64_t depth) {
   while (cache.n_processed() < depth) {
     const int64_t p0 = cache.n_processed();
     const int64_t n = std::min(seq.max_step(), depth - p0);
-    seq.prepare_append(n);
+    seq.prepare_append(n, pool);
     for (int64_t p = p0; p < p0 + n; ++p) {
       for (int f = 0; f < half; ++f) {
         const double angle = static_cast<double>(p) * freqs_[f];

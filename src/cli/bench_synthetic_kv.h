@@ -22,8 +22,8 @@ class SyntheticKv {
 
   // Appends positions cache.n_processed() .. depth-1 to seq's cache in steps of seq.max_step(),
   // calling seq.prepare_append() before each step exactly as Sequence::feed does, so the
-  // policy prunes (and is timed) as in a real prefill of `depth` tokens.
-  void fill(Sequence& seq, int64_t depth);
+  // policy prunes (and is timed) as in a real prefill of `depth` tokens, on `pool`.
+  void fill(Sequence& seq, int64_t depth, ThreadPool* pool);
 
   int64_t sample_tokens() const { return n_sample_; }
 

@@ -21,9 +21,9 @@ Sequence::Sequence(const Model& model, const PolicyFactory& policies)
                                              : policies.settings().prefill_chunk);
 }
 
-void Sequence::prepare_append(int64_t n) {
+void Sequence::prepare_append(int64_t n, ThreadPool* pool) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (auto plan = policy_->plan_before_append(cache_, n, info_)) cache_.apply(*plan);
+  if (auto plan = policy_->plan_before_append(cache_, n, info_, pool)) cache_.apply(*plan, pool);
   stats_.scoring_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -32,7 +32,7 @@ std::vector<float> Sequence::feed(std::span<const int32_t> tokens, Forward& forw
   std::vector<float> last;
   for (size_t start = 0; start < tokens.size(); start += static_cast<size_t>(max_step_)) {
     const size_t n = std::min(tokens.size() - start, static_cast<size_t>(max_step_));
-    prepare_append(static_cast<int64_t>(n));
+    prepare_append(static_cast<int64_t>(n), forward.pool());
     ForwardItem item;
     item.cache = &cache_;
     item.tokens = tokens.subspan(start, n);

@@ -20,8 +20,9 @@ class Sequence {
   // Runs tokens through the model (prefill when many, decode when one) and returns the logits
   // after the last one. Prunes the cache before any step that would exceed the policy's bound.
   std::vector<float> feed(std::span<const int32_t> tokens, Forward& forward);
-  // The policy's pruning before appending n tokens, timed into stats().scoring_ms.
-  void prepare_append(int64_t n);
+  // The policy's pruning before appending n tokens, timed into stats().scoring_ms; scoring and
+  // compaction run on `pool` when given.
+  void prepare_append(int64_t n, ThreadPool* pool);
   // Marks the end of the prompt (protect-prompt, statistics).
   void set_prompt_length(int64_t n) { info_.prompt_len = n; }
 

@@ -64,27 +64,42 @@ void KvCache::append(int layer, int32_t pos, const float* k, const float* v) {
   peak_bytes_ = std::max(peak_bytes_, live_bytes_);
 }
 
-void KvCache::apply(const KeepPlan& plan) {
+void KvCache::apply(const KeepPlan& plan, ThreadPool* pool) {
   if (static_cast<int>(plan.keep.size()) != n_streams())
     fail("KV cache: plan has ", plan.keep.size(), " streams, cache has ", n_streams());
+  // Check the whole plan before moving anything: a bad plan leaves the cache untouched.
+  for (int i = 0; i < n_streams(); ++i) {
+    int32_t prev = -1;
+    for (int32_t idx : plan.keep[i]) {
+      if (idx <= prev || idx >= streams_[i].n) fail("KV cache: plan for stream ", i, " has bad index ", idx);
+      prev = idx;
+    }
+  }
+  std::vector<int64_t> kept(static_cast<size_t>(n_streams()));
+  parallel_for_dynamic(pool, n_streams(), [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) kept[i] = compact(streams_[i], plan.keep[i]);
+  });
   for (int i = 0; i < n_streams(); ++i) {
     Stream& s = streams_[i];
-    const std::vector<int32_t>& keep = plan.keep[i];
-    int64_t out = 0, prev = -1;
-    for (int32_t idx : keep) {
-      if (idx <= prev || idx >= s.n) fail("KV cache: plan for stream ", i, " has bad index ", idx);
-      prev = idx;
-      if (idx != out) {
-        std::memmove(s.k.data() + out * row_bytes_, s.k.data() + idx * row_bytes_, row_bytes_);
-        std::memmove(s.v.data() + out * row_bytes_, s.v.data() + idx * row_bytes_, row_bytes_);
-        s.pos[out] = s.pos[idx];
-      }
-      ++out;
-    }
-    live_bytes_ -= static_cast<size_t>(s.n - out) * 2 * row_bytes_;
-    s.n = out;
+    live_bytes_ -= static_cast<size_t>(s.n - kept[i]) * 2 * row_bytes_;
+    s.n = kept[i];
   }
   ++prune_events_;
+}
+
+// Moves the kept rows (checked by apply) to the front of the stream, in order; returns how
+// many there are. Touches only this stream, so streams compact in parallel.
+int64_t KvCache::compact(Stream& s, const std::vector<int32_t>& keep) const {
+  int64_t out = 0;
+  for (int32_t idx : keep) {
+    if (idx != out) {
+      std::memmove(s.k.data() + out * row_bytes_, s.k.data() + idx * row_bytes_, row_bytes_);
+      std::memmove(s.v.data() + out * row_bytes_, s.v.data() + idx * row_bytes_, row_bytes_);
+      s.pos[out] = s.pos[idx];
+    }
+    ++out;
+  }
+  return out;
 }
 
 void KvCache::clear() {

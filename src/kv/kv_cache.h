@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "core/dtype.h"
 
 namespace triattn {
@@ -48,8 +49,9 @@ class KvCache {
   void append(int layer, int32_t pos, const float* k, const float* v);
   // Pre-sizes every stream for n tokens (avoids reallocation during decode).
   void reserve(int64_t n);
-  // Compacts every stream to the plan's rows, in order. The only eviction path.
-  void apply(const KeepPlan& plan);
+  // Compacts every stream to the plan's rows, in order. The only eviction path. Streams are
+  // compacted on `pool`'s threads when given.
+  void apply(const KeepPlan& plan, ThreadPool* pool = nullptr);
   void clear();
 
   // Tokens fed through the model so far (p in DESIGN §1); the engine advances it.
@@ -68,6 +70,7 @@ class KvCache {
     int64_t n = 0;
   };
   void grow(Stream& s, int64_t need);
+  int64_t compact(Stream& s, const std::vector<int32_t>& keep) const;
 
   KvCacheShape shape_;
   size_t row_bytes_ = 0;

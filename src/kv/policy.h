@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "kv/kv_cache.h"
 
 namespace triattn {
@@ -64,9 +65,10 @@ class KvPolicy {
   // Tokens per stream the cache should reserve up front; 0 = grows as needed.
   virtual int64_t capacity_hint() const { return 0; }
   // Called before n_new tokens are appended to `cache`. Returns a plan when the cache must
-  // shrink first; the engine applies it and times this call as scoring time.
+  // shrink first; the engine applies it and times this call as scoring time. `pool`: the
+  // threads the policy may score on (the engine's decode threads, idle meanwhile), or null.
   virtual std::optional<KeepPlan> plan_before_append(const KvCache& cache, int64_t n_new,
-                                                     const SequenceInfo& seq) = 0;
+                                                     const SequenceInfo& seq, ThreadPool* pool) = 0;
   // Observation hooks; the engine calls them only when needs() asks.
   // weights: softmax attention of query head `q_head` of `layer` over the rows of the
   // stream (layer, q_head / group) in cache order.

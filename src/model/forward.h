@@ -27,6 +27,7 @@ struct ForwardItem {
 class Forward {
  public:
   Forward(const Model& model, ThreadPool* pool);
+  ThreadPool* pool() const { return pool_; }
   // logits[i] gets item i's logits: vocab floats (Last), n_tokens*vocab (All) or empty.
   void run(std::span<const ForwardItem> items, std::vector<std::vector<float>>& logits,
            ForwardObserver* observer = nullptr);

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "core/error.h"
 #include "core/half.h"
+#include "core/thread_pool.h"
 
 namespace triattn {
 namespace {
@@ -90,6 +92,42 @@ TEST_P(KvCacheTest, RejectsMalformedPlans) {
   KeepPlan out_of_range;
   out_of_range.keep = {{0}, {4}};
   EXPECT_THROW(c.apply(out_of_range), Error);
+  // A plan whose first stream is fine and second is not moves nothing.
+  KeepPlan half_bad;
+  half_bad.keep = {{1, 3}, {3, 3}};
+  EXPECT_THROW(c.apply(half_bad), Error);
+  EXPECT_EQ(c.size(0, 0), 4);
+  EXPECT_EQ(c.positions(0, 0)[1], 1);
+  EXPECT_NEAR(key_at(c, 0, 0, 1, 2), code(0, 0, 1, 2, false), 0.5);
+  EXPECT_EQ(c.prune_events(), 0);
+  EXPECT_EQ(c.bytes_in_use(), 2u * 4 * 2 * c.row_bytes());
+}
+
+TEST_P(KvCacheTest, ApplyOnAPoolMatchesSerial) {
+  const KvCacheShape shape{3, 4, 8, GetParam()};
+  KvCache serial(shape), pooled(shape);
+  append_tokens(serial, 0, 40);
+  append_tokens(pooled, 0, 40);
+  KeepPlan plan;
+  for (int s = 0; s < serial.n_streams(); ++s) {  // a different subset per stream
+    plan.keep.emplace_back();
+    for (int32_t i = 0; i < 40; ++i)
+      if ((i * (s + 3)) % 7 < 3) plan.keep.back().push_back(i);
+  }
+  ThreadPool pool(3);
+  serial.apply(plan);
+  pooled.apply(plan, &pool);
+  EXPECT_EQ(pooled.bytes_in_use(), serial.bytes_in_use());
+  EXPECT_EQ(pooled.prune_events(), 1);
+  for (int l = 0; l < 3; ++l)
+    for (int h = 0; h < 4; ++h) {
+      const int64_t n = serial.size(l, h);
+      ASSERT_EQ(pooled.size(l, h), n);
+      ASSERT_GT(n, 0);
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(pooled.positions(l, h)[i], serial.positions(l, h)[i]);
+      EXPECT_EQ(std::memcmp(pooled.keys(l, h), serial.keys(l, h), static_cast<size_t>(n) * serial.row_bytes()), 0);
+      EXPECT_EQ(std::memcmp(pooled.values(l, h), serial.values(l, h), static_cast<size_t>(n) * serial.row_bytes()), 0);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, KvCacheTest, ::testing::Values(DType::F32, DType::F16),

@@ -69,7 +69,7 @@ TEST(PolicyRegistry, FullNeverEvicts) {
   KvCache cache({1, 1, 4, DType::F32});
   const float k[4] = {1, 2, 3, 4}, v[4] = {};
   for (int t = 0; t < 5000; ++t) cache.append(0, t, k, v);
-  EXPECT_FALSE(policy->plan_before_append(cache, 100000, {}));
+  EXPECT_FALSE(policy->plan_before_append(cache, 100000, {}, nullptr));
 }
 
 TEST(PolicyRegistry, PruningModeNamesRoundTrip) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "kv/policy.h"
 
 using namespace triattn;
@@ -65,15 +66,24 @@ const std::vector<std::vector<std::vector<float>>> kNorms = {
     {{1, 2, 3, 4, 5, 0}, {1, 9, 1, 1, 1, 0}},  // layer 1
 };
 
-KeepPlan plan_for(PruningMode mode) {
+KeepPlan plan_for(PruningMode mode, ThreadPool* pool = nullptr) {
   KvCache cache = make_cache(kNorms);
   auto policy = make_kv_policy("triattention", params(mode, 3, 1, 1, norm_stats(2, 2, 2, 2)), geometry(2, 2, 2, 2));
-  auto plan = policy->plan_before_append(cache, 1, {});
+  auto plan = policy->plan_before_append(cache, 1, {}, pool);
   EXPECT_TRUE(plan.has_value());
   return plan.value_or(KeepPlan{});
 }
 
 }  // namespace
+
+TEST(TriAttentionPolicy, ScoringOnAPoolPlansTheSame) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (PruningMode mode : {PruningMode::PerLayerPerHead, PruningMode::PerHead, PruningMode::PerLayer,
+                             PruningMode::Global})
+      EXPECT_EQ(plan_for(mode, &pool).keep, plan_for(mode).keep) << threads << " threads";
+  }
+}
 
 TEST(TriAttentionPolicy, PerLayerPerHeadSelectsEachStreamOnItsOwn) {
   const KeepPlan plan = plan_for(PruningMode::PerLayerPerHead);
@@ -127,7 +137,7 @@ TEST(TriAttentionPolicy, GqaGroupTakesTheMaxOfZScores) {
   }
   cache.advance(5);
   auto policy = make_kv_policy("triattention", params(PruningMode::PerLayerPerHead, 3, 1, 1, s), geometry(1, 2, 1, 4));
-  auto plan = policy->plan_before_append(cache, 1, {});
+  auto plan = policy->plan_before_append(cache, 1, {}, nullptr);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->keep[0], (Keep{0, 2, 4}));
 }
@@ -141,8 +151,8 @@ TEST(TriAttentionPolicy, TriggersOnlyPastBudgetPlusDivideLengthAndPrunesToTheBud
   {
     std::vector<std::vector<std::vector<float>>> n8 = {{{9, 1, 8, 2, 7, 3, 6, 4}}};
     KvCache cache = make_cache(n8);
-    EXPECT_FALSE(policy->plan_before_append(cache, 1, {}));  // 8 + 1 <= 9
-    auto plan = policy->plan_before_append(cache, 2, {});    // 8 + 2 > 9
+    EXPECT_FALSE(policy->plan_before_append(cache, 1, {}, nullptr));  // 8 + 1 <= 9
+    auto plan = policy->plan_before_append(cache, 2, {}, nullptr);    // 8 + 2 > 9
     ASSERT_TRUE(plan);
     EXPECT_EQ(plan->keep[0], (Keep{0, 2, 4, 6, 7}));  // window 6, 7 + best three of 9,1,8,2,7,3
     cache.apply(*plan);
@@ -150,7 +160,7 @@ TEST(TriAttentionPolicy, TriggersOnlyPastBudgetPlusDivideLengthAndPrunesToTheBud
     EXPECT_EQ(cache.positions(0, 0)[3], 6);
   }
   KvCache cache = make_cache(norms);
-  auto plan = policy->plan_before_append(cache, 1, {});
+  auto plan = policy->plan_before_append(cache, 1, {}, nullptr);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->keep[0], (Keep{0, 2, 4, 8, 9}));
 }
@@ -162,14 +172,14 @@ TEST(TriAttentionPolicy, SinksAndPromptAreProtected) {
   PolicyParams p = params(PruningMode::PerHead, 5, 2, 2, stats);
   p.sink = 2;
   auto policy = make_kv_policy("triattention", p, geometry(1, 1, 1, 2));
-  auto plan = policy->plan_before_append(cache, 1, {});
+  auto plan = policy->plan_before_append(cache, 1, {}, nullptr);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->keep[0], (Keep{0, 1, 3, 8, 9}));  // sinks 0,1 + window 8,9 + best (norm 5)
 
   p.sink = 0;
   p.protect_prompt = true;
   auto policy2 = make_kv_policy("triattention", p, geometry(1, 1, 1, 2));
-  plan = policy2->plan_before_append(cache, 1, SequenceInfo{3});
+  plan = policy2->plan_before_append(cache, 1, SequenceInfo{3}, nullptr);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->keep[0], (Keep{0, 1, 2, 8, 9}));  // the prompt fills the budget with the window
 }
@@ -181,7 +191,7 @@ TEST(TriAttentionPolicy, SharedModesRefuseStreamsThatHoldDifferentTokens) {
   cache.apply(uneven);
   auto policy = make_kv_policy("triattention", params(PruningMode::PerHead, 2, 1, 1, norm_stats(2, 2, 2, 2)),
                                geometry(2, 2, 2, 2));
-  EXPECT_THROW(policy->plan_before_append(cache, 1, {}), Error);
+  EXPECT_THROW(policy->plan_before_append(cache, 1, {}, nullptr), Error);
 }
 
 TEST(TriAttentionPolicy, SteadyStateNeverExceedsBudgetPlusDivideLength) {
@@ -193,7 +203,7 @@ TEST(TriAttentionPolicy, SteadyStateNeverExceedsBudgetPlusDivideLength) {
   KvCache cache({2, 1, 2, DType::F16});
   int events = 0;
   for (int t = 0; t < 100; ++t) {
-    if (auto plan = policy->plan_before_append(cache, 1, {})) {
+    if (auto plan = policy->plan_before_append(cache, 1, {}, nullptr)) {
       cache.apply(*plan);
       ++events;
       EXPECT_EQ(cache.size(0, 0), B);

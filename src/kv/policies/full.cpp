@@ -7,7 +7,7 @@ namespace {
 class FullPolicy final : public KvPolicy {
  public:
   std::string_view name() const override { return "full"; }
-  std::optional<KeepPlan> plan_before_append(const KvCache&, int64_t, const SequenceInfo&) override {
+  std::optional<KeepPlan> plan_before_append(const KvCache&, int64_t, const SequenceInfo&, ThreadPool*) override {
     return std::nullopt;
   }
 };

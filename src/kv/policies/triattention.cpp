@@ -29,26 +29,31 @@ class TriAttentionPolicy final : public KvPolicy {
   int64_t capacity_hint() const override { return params_.budget + params_.divide_length; }
 
   std::optional<KeepPlan> plan_before_append(const KvCache& cache, int64_t n_new,
-                                             const SequenceInfo& seq) override {
+                                             const SequenceInfo& seq, ThreadPool* pool) override {
     if (!prune_due(cache, n_new, params_)) return std::nullopt;
     const KeepRules rules = keep_rules(params_, seq);
     scorer_.prepare(cache.n_processed());
     const auto& sh = cache.shape();
     const int L = sh.n_layers, H = sh.n_kv_heads;
 
-    // Group-max z-scores of every stream's candidates.
+    // Group-max z-scores of every stream's candidates; streams are independent, so they are
+    // spread over the pool (each thread scores with its own scratch).
     splits_.resize(static_cast<size_t>(L) * H);
     zmax_.resize(splits_.size());
-    for (int l = 0; l < L; ++l)
-      for (int h = 0; h < H; ++h) {
+    raw_.resize(pool ? static_cast<size_t>(pool->size()) : 1);
+    parallel_for_dynamic(pool, static_cast<int64_t>(L) * H, [&](int64_t b, int64_t e, int thread) {
+      std::vector<float>& raw = raw_[static_cast<size_t>(thread)];
+      for (int64_t i = b; i < e; ++i) {
+        const int l = static_cast<int>(i / H), h = static_cast<int>(i % H);
         const int s = cache.stream_index(l, h);
         splits_[s] = split_stream(positions(cache, l, h), rules);
         const auto& cand = splits_[s].candidates;
-        raw_.resize(cand.size() * scorer_.group());
-        scorer_.score_stream(cache, l, h, cand, raw_.data());
+        raw.resize(cand.size() * scorer_.group());
+        scorer_.score_stream(cache, l, h, cand, raw.data());
         zmax_[s].resize(cand.size());
-        zscore_group_max(raw_.data(), scorer_.group(), static_cast<int64_t>(cand.size()), zmax_[s].data());
+        zscore_group_max(raw.data(), scorer_.group(), static_cast<int64_t>(cand.size()), zmax_[s].data());
       }
+    });
 
     KeepPlan plan;
     plan.keep.resize(splits_.size());
@@ -129,7 +134,8 @@ class TriAttentionPolicy final : public KvPolicy {
   // Scratch reused between events (one policy per sequence).
   std::vector<StreamSplit> splits_;
   std::vector<std::vector<float>> zmax_;
-  std::vector<float> raw_, agg_;
+  std::vector<std::vector<float>> raw_;  // scoring scratch, one per thread
+  std::vector<float> agg_;
 };
 
 }  // namespace
