@@ -89,7 +89,7 @@ void KvCache::apply(const KeepPlan& plan, ThreadPool* pool) {
 
 // Moves the kept rows (checked by apply) to the front of the stream, in order; returns how
 // many there are. Touches only this stream, so streams compact in parallel.
-int64_t KvCache::compact(Stream& s, const std::vector<int32_t>& keep) const {
+int64_t KvCache::compact(Stream& s, const std::vector<int32_t>& keep) {
   int64_t out = 0;
   for (int32_t idx : keep) {
     if (idx != out) {
