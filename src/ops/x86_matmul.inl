@@ -336,12 +336,12 @@ struct Q6_KKernel {
   }
 
 #if defined(__AVX512BW__)
-  // One thread in cache: 39-51 GB/s; block256 24.6-27.9 (17.9-24.7 before the -32 offset
-  // moved into the int32 sums instead of a horizontal sum per block).
-  // 64 consecutive elements per 512-bit register (two 32-element groups:
-  // their low nibbles are 64 consecutive ql bytes, their high bits one qh vector shifted by
-  // a different count per half), four sub-block scales picked by one permute, and the -32
-  // offset added to the vector accumulator instead of a horizontal sum per block.
+  // 64 consecutive elements per 512-bit register (two 32-element groups: their low nibbles
+  // are 64 consecutive ql bytes, their high bits one qh vector shifted by a different count
+  // per half), four sub-block scales picked by one permute. In both widths the -32 offset is
+  // subtracted from the int32 sums (a shift and a subtract), not by a horizontal sum per
+  // block. One thread in cache: 39-51 GB/s here, 24.6-27.9 with block256 (17.9-24.7 when
+  // block256 still summed the offset horizontally).
   template <int T>
   [[gnu::always_inline]] static void block512(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
     const auto* b = reinterpret_cast<const BlockQ6_K*>(w);
