@@ -100,8 +100,8 @@ inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
 }
 
 // sc[jj][k] = scale * q[jj]·key(i0 + k) for jj < J, k < nb.
-template <bool kF16, int J>
 // pf: null, or rows to prefetch in step with the keys (pf + k*row as key i0+k is read).
+template <bool kF16, int J>
 void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row, int64_t i0,
                   int nb, float scale, float* const* sc, const uint8_t* pf) {
   int k = 0;

@@ -208,6 +208,22 @@ struct K4Kernel {
 #endif
   }
 
+  // The block's d and dmin (adjacent f16s) as lanes 0 and 1, converted together.
+  [[gnu::always_inline]] static __m128 d_dmin(const Block* b) {
+    uint32_t both;
+    std::memcpy(&both, &b->d, 4);
+    return _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(both)));
+  }
+
+  // acc += d·a.d · (scaled sums) − dmin·a.d · (mins · the activation's per-16 sums), for the
+  // 8 int32 lanes of scaled sums of either block width.
+  [[gnu::always_inline]] static void finish(__m256i sums, __m256i mins, __m128 dd, const ActQ8K* a, __m256& acc) {
+    const __m128 f = _mm_mul_ps(dd, _mm_set1_ps(a->d));  // d * a.d, dmin * a.d
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_broadcastss_ps(f), acc);
+    const __m256i mb = _mm256_madd_epi16(mins, loadu256(a->bsums));
+    acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mb), _mm256_broadcastss_ps(_mm_movehdup_ps(f)), acc);
+  }
+
 #if defined(__AVX512BW__)
   // A 64-element chunk's low and high nibbles (its two sub-blocks) in one 512-bit register
   // against the chunk's 64 contiguous activation bytes, each sub-block's scale picked by one
@@ -220,10 +236,7 @@ struct K4Kernel {
     // Each min twice, to pair with the activation's per-16 sums.
     const __m256i mins = _mm256_permutexvar_epi16(
         _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15), low256(sm16));
-    // d and dmin converted together: lanes 0 and 1.
-    uint32_t d_dmin;
-    std::memcpy(&d_dmin, &b->d, 4);
-    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
+    const __m128 dd = d_dmin(b);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const __m512i upper_one = _mm512_maskz_set1_epi16(0xFFFF0000u, 1);  // lanes 16..31
     __m512i hbits = _mm512_setzero_si512();
@@ -251,16 +264,9 @@ struct K4Kernel {
       }
     }
     TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) {
-      const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
-      const __m128 f = _mm_mul_ps(dd, _mm_set1_ps(a->d));  // d * a.d, dmin * a.d
-      const __m256i s8 = _mm256_add_epi32(low256(sumi[t]), high256(sumi[t]));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), _mm256_broadcastss_ps(f), acc[t]);
-      // mins times each sub-block's activation sum, subtracted in the same accumulator
-      const __m256i mb = _mm256_madd_epi16(mins, loadu256(a->bsums));
-      acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mb),
-                                _mm256_broadcastss_ps(_mm_movehdup_ps(f)), acc[t]);
-    }
+    for (int t = 0; t < T; ++t)
+      finish(_mm256_add_epi32(low256(sumi[t]), high256(sumi[t])), mins, dd,
+             reinterpret_cast<const ActQ8K*>(x[t]), acc[t]);
   }
 #endif
 
@@ -275,9 +281,7 @@ struct K4Kernel {
     const __m128i m16 = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
     const __m256i mins =
         _mm256_set_m128i(_mm_unpackhi_epi16(m16, m16), _mm_unpacklo_epi16(m16, m16));
-    uint32_t d_dmin;  // d and dmin converted together: lanes 0 and 1
-    std::memcpy(&d_dmin, &b->d, 4);
-    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
+    const __m128 dd = d_dmin(b);
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256i hbits = _mm256_setzero_si256();
     if constexpr (kHigh) hbits = loadu256(b->qh);
@@ -310,14 +314,7 @@ struct K4Kernel {
       }
     }
     TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) {
-      const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
-      const __m128 f = _mm_mul_ps(dd, _mm_set1_ps(a->d));  // d * a.d, dmin * a.d
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_broadcastss_ps(f), acc[t]);
-      // mins times each sub-block's activation sum, subtracted in the same accumulator
-      const __m256i mb = _mm256_madd_epi16(mins, loadu256(a->bsums));
-      acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mb), _mm256_broadcastss_ps(_mm_movehdup_ps(f)), acc[t]);
-    }
+    for (int t = 0; t < T; ++t) finish(sumi[t], mins, dd, reinterpret_cast<const ActQ8K*>(x[t]), acc[t]);
   }
   static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
 };
@@ -326,13 +323,19 @@ struct Q6_KKernel {
   static constexpr int kElems = kQKK, kWBytes = sizeof(BlockQ6_K), kXBytes = sizeof(ActQ8K);
   static constexpr bool kTail = false;
   template <int T>
-  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
 #if defined(__AVX512BW__)
     block512<T>(w, x, acc);
-    (void)accs;
 #else
-    block256<T>(w, x, acc, accs);
+    block256<T>(w, x, acc);
 #endif
+  }
+
+  // acc += d·a.d · (sums − 32 · scales · the activation's per-16 sums): the −32 of every
+  // quant subtracted in int32 (|sums| < 2^28), for the 8 int32 lanes of either block width.
+  [[gnu::always_inline]] static void finish(__m256i sums, __m256i scales16, float d, const ActQ8K* a, __m256& acc) {
+    const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(scales16, loadu256(a->bsums)), 5);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sums, off)), _mm256_set1_ps(d * a->d), acc);
   }
 
 #if defined(__AVX512BW__)
@@ -386,19 +389,14 @@ struct Q6_KKernel {
     }
     const float d = f16(b->d);
     TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) {
-      const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
-      const __m256i s8 = _mm256_add_epi32(low256(sumi[t]), high256(sumi[t]));
-      // the -32 of every quant, through the per-16 sums, subtracted in int32 (|sums| < 2^28)
-      const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(scales16, loadu256(a->bsums)), 5);
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(s8, off)),
-                               _mm256_set1_ps(d * a->d), acc[t]);
-    }
+    for (int t = 0; t < T; ++t)
+      finish(_mm256_add_epi32(low256(sumi[t]), high256(sumi[t])), scales16, d,
+             reinterpret_cast<const ActQ8K*>(x[t]), acc[t]);
   }
 #endif
 
   template <int T>
-  [[gnu::always_inline]] static void block256(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
+  [[gnu::always_inline]] static void block256(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
     const auto* b = reinterpret_cast<const BlockQ6_K*>(w);
     const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
     const __m256i scales16 =
@@ -441,14 +439,7 @@ struct Q6_KKernel {
     }
     const float d = f16(b->d);
     TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) {
-      const auto* a = reinterpret_cast<const ActQ8K*>(x[t]);
-      // the -32 of every quant, through the per-16 sums, subtracted in int32 (|sums| < 2^28)
-      const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(scales16, loadu256(a->bsums)), 5);
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sumi[t], off)),
-                               _mm256_set1_ps(d * a->d), acc[t]);
-    }
-    (void)accs;
+    for (int t = 0; t < T; ++t) finish(sumi[t], scales16, d, reinterpret_cast<const ActQ8K*>(x[t]), acc[t]);
   }
   static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
 };
