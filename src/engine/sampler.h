@@ -32,6 +32,9 @@ class SamplerStep {
   virtual void apply(std::vector<Candidate>& cands, std::span<const int32_t> history) = 0;
 };
 
+// The penalty and top-k work on the raw logits (one pass over the vocabulary, no candidate
+// per token: building 151936 of them and partially sorting them cost ~0.6 ms per Qwen3 token,
+// 5% of decode); the later steps see only the top-k candidates, sorted best first.
 class Sampler {
  public:
   explicit Sampler(const SamplerParams& params);
@@ -40,10 +43,17 @@ class Sampler {
   const SamplerParams& params() const { return params_; }
 
  private:
+  // logits, or a copy with the repetition penalty applied.
+  std::span<const float> penalised(std::span<const float> logits, std::span<const int32_t> history);
+  // cands_ = the k best of v (k < v.size()), best first; NaNs are never taken.
+  void select_top_k(std::span<const float> v, size_t k);
+
   SamplerParams params_;
-  std::vector<std::unique_ptr<SamplerStep>> steps_;
+  std::vector<std::unique_ptr<SamplerStep>> steps_;  // temperature, top-p, min-p
   std::mt19937_64 rng_;
   std::vector<Candidate> cands_;
+  std::vector<float> values_;  // penalised logits
+  std::vector<int32_t> seen_;  // distinct ids of the penalty window
 };
 
 }  // namespace triattn

@@ -2,8 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <random>
+#include <set>
 #include <vector>
+
+#include "core/error.h"
 
 namespace triattn {
 namespace {
@@ -74,6 +80,104 @@ TEST(Sampler, TopKTopPMinPRestrictTheSupport) {
   f = frequencies(p, logits, 5000);
   EXPECT_EQ(f.count(3), 0u);
   EXPECT_GT(f[2], 0.1);
+}
+
+TEST(Sampler, GreedyFindsTheFirstMaximumAnywhere) {
+  // The scan keeps several running maxima; the answer must not depend on where a maximum
+  // falls among them or in the tail after the last full group.
+  Sampler s(greedy());
+  for (size_t n : {1u, 3u, 4u, 5u, 1003u}) {
+    for (size_t first = 0; first < n; first += (n > 20 ? 97 : 1)) {
+      std::vector<float> logits(n, -3.0f);
+      logits[first] = 5.0f;
+      for (size_t later = first + 1; later < n; later += 3) logits[later] = 5.0f;  // ties after it
+      ASSERT_EQ(s.sample(logits, {}), static_cast<int32_t>(first)) << "n " << n;
+    }
+  }
+}
+
+TEST(Sampler, NanLogitsAreNeverChosen) {
+  const float nan = std::nanf("");
+  Sampler g(greedy());
+  EXPECT_EQ(g.sample(std::vector<float>{nan, 1.0f, nan, 0.5f}, {}), 1);
+  EXPECT_THROW(g.sample(std::vector<float>{nan, nan}, {}), Error);
+  SamplerParams p;
+  p.top_k = 2;
+  p.top_p = 1.0f;
+  p.min_p = 0.0f;
+  const auto f = frequencies(p, {nan, 0.0f, nan, 0.0f, -1.0f}, 2000);
+  EXPECT_EQ(f.count(0) + f.count(2), 0u);
+  Sampler t(p);
+  EXPECT_THROW(t.sample(std::vector<float>{nan, nan, nan}, {}), Error);
+  p.top_k = 0;  // the whole vocabulary goes to top-p, which sorts it
+  p.top_p = 0.9f;
+  const auto all = frequencies(p, {nan, 0.0f, nan, 0.0f, -1.0f}, 2000);
+  EXPECT_EQ(all.count(0) + all.count(2), 0u);
+}
+
+TEST(Sampler, TopKBreaksTiesByLowestId) {
+  // Five equal logits, k = 2: ids 0 and 1 are the two best in the chain's order, so nothing
+  // else may ever be drawn, and the two are equally likely.
+  SamplerParams p;
+  p.temperature = 1.0f;
+  p.top_k = 2;
+  p.top_p = 1.0f;
+  p.min_p = 0.0f;
+  const auto f = frequencies(p, {1.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 4000);
+  EXPECT_EQ(f.size(), 2u);
+  EXPECT_NEAR(f.at(0), 0.5, 0.04);
+  EXPECT_NEAR(f.at(1), 0.5, 0.04);
+}
+
+TEST(Sampler, TopKKeepsWhatASortOfTheWholeVocabularyKeeps) {
+  // 2000 logits on 41 levels: ~49 share the top level, so k = 3 keeps three of those (the
+  // lowest ids) and k = 60 cuts into the second level. Every draw must come from the first
+  // k of a stable sort, and with k = 3 all three must show up.
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> level(0, 40);
+  std::vector<float> logits(2000);
+  for (float& x : logits) x = static_cast<float>(level(rng)) * 0.25f;
+  std::vector<int32_t> ids(logits.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+  std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  for (int k : {1, 3, 60}) {
+    SamplerParams p;
+    p.temperature = 1.0f;
+    p.top_k = k;
+    p.top_p = 1.0f;
+    p.min_p = 0.0f;
+    const std::set<int32_t> kept(ids.begin(), ids.begin() + k);
+    const auto f = frequencies(p, logits, 3000);
+    for (const auto& [id, freq] : f) {
+      ASSERT_TRUE(kept.count(id)) << "k " << k << " drew id " << id;
+    }
+    if (k <= 3) {
+      EXPECT_EQ(f.size(), static_cast<size_t>(k));
+    }
+  }
+}
+
+TEST(Sampler, TopPOverAWholeVocabularyKeepsTheSmallestPrefix) {
+  // No top-k: 5000 equal logits, p = 0.5 keeps the 2500 lowest ids, more than the first
+  // sorted heads (256, 2048) hold, so the head must grow until the mass is reached.
+  SamplerParams p;
+  p.temperature = 1.0f;
+  p.top_k = 0;
+  p.top_p = 0.5f;
+  p.min_p = 0.0f;
+  const auto f = frequencies(p, std::vector<float>(5000, 0.25f), 5000);
+  int32_t highest = 0;
+  for (const auto& [id, freq] : f) highest = std::max(highest, id);
+  EXPECT_LE(highest, 2501);
+  EXPECT_GT(highest, 2048);
+}
+
+TEST(Sampler, PenaltyIgnoresHistoryOutsideTheVocabulary) {
+  SamplerParams p = greedy();
+  p.repeat_penalty = 4.0f;
+  Sampler s(p);
+  const std::vector<int32_t> history = {-1, 7, 1, 1000};
+  EXPECT_EQ(s.sample(std::vector<float>{1.0f, 3.0f}, history), 0);  // 3/4 < 1
 }
 
 TEST(Sampler, SameSeedSameSequence) {
