@@ -152,7 +152,7 @@ struct Q4_0Kernel {
   static constexpr int kElems = kQK, kWBytes = sizeof(BlockQ4_0), kXBytes = sizeof(ActQ8);
   static constexpr bool kTail = false;
   template <int T>
-  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float* accs) {
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
     const auto* b = reinterpret_cast<const BlockQ4_0*>(w);
     const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
     // Low nibbles are elements 0..15, high nibbles 16..31: one 32-byte vector in order.
@@ -162,10 +162,16 @@ struct Q4_0Kernel {
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
       const auto* a = reinterpret_cast<const ActQ8*>(x[t]);
-      const float s = d * a->d;
-      const __m256i p = dot_u8s8(q, loadu256(a->qs));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(s), acc[t]);
-      accs[t] -= 8.0f * s * static_cast<float>(a->sum);  // the -8 offset of every quant
+      // The -8 offset of every quant is 8 x the activations' sum, taken off in int32 as the
+      // sum from each of the 8 lanes (only their total counts; with VNNI the dot product
+      // starts from it) instead of a scalar float update per block. One thread, 256 rows of
+      // 1024 in cache: 14.9-16.6 -> 19.1-19.7 GB/s (AVX2 path: 12.8 -> 16.7).
+#if TRIATTN_X86_VNNI
+      const __m256i p = _mm256_dpbusd_epi32(_mm256_set1_epi32(-a->sum), q, loadu256(a->qs));
+#else
+      const __m256i p = _mm256_sub_epi32(dot_u8s8(q, loadu256(a->qs)), _mm256_set1_epi32(a->sum));
+#endif
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * a->d), acc[t]);
     }
   }
   static float tail(const uint8_t*, const uint8_t*, int64_t, int64_t) { return 0; }
