@@ -33,10 +33,10 @@ struct ModelWeights {
 };
 
 struct LoadOptions {
-  // Rewrite matmul weights into the faster internal layouts (model/weight_repack.h);
-  // unset: yes unless TRIATTN_REPACK=0.
+  // Move the matmul weights into huge pages, rewritten into the faster internal layouts
+  // where there is one (model/weight_repack.h); unset: yes unless TRIATTN_REPACK=0.
   std::optional<bool> repack = std::nullopt;
-  // Threads for the work done at load time (repacking); 0 = all cores. Commands pass their -t.
+  // Threads for the work done at load time (copying, repacking); 0 = all cores. Commands pass their -t.
   int threads = 0;
 };
 

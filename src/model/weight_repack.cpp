@@ -28,6 +28,15 @@ void release_source(Model& model, const void* data, size_t bytes) {
 
 constexpr size_t kTensorAlign = 64;  // every repacked tensor starts on a cache line
 
+// Whether `data` lies in a buffer the loader already made (a tensor rewritten at load time,
+// in huge pages when large): copying it again would buy nothing.
+bool in_owned_buffer(const Model& model, const void* data) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (const LargeBuffer& buf : model.owned_)
+    if (p >= buf.data() && p < buf.data() + buf.size()) return true;
+  return false;
+}
+
 }  // namespace
 
 bool repack_enabled(std::optional<bool> opt) {
@@ -44,8 +53,8 @@ void repack_weights(Model& model, int threads) {
   for (LayerWeights& L : w.layers)
     for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) matrices.push_back(t);
 
-  // One arena for every repacked tensor: one huge-page buffer instead of one per tensor,
-  // which would round each up to 2 MiB of resident memory.
+  // One arena for every matrix: one huge-page buffer instead of one per tensor, which would
+  // round each up to 2 MiB of resident memory.
   struct Item {
     TensorView source;
     size_t offset;
@@ -54,9 +63,10 @@ void repack_weights(Model& model, int threads) {
   std::map<const void*, size_t> item_of;  // source data -> item (tensors shared by views)
   size_t total = 0;
   for (TensorView* t : matrices) {
-    // The token embedding is only repacked when tied to the output matrix: lookups read it
-    // row by row, which the file layout serves as well.
-    if (t == &w.tok_embd || !ops::interleaved_type(*t) || item_of.count(t->data)) continue;
+    // The token embedding is only moved when tied to the output matrix: lookups read it row
+    // by row, which the file's pages serve as well.
+    if (t == &w.tok_embd || item_of.count(t->data)) continue;
+    if (!ops::interleaved_type(*t) && in_owned_buffer(model, t->data)) continue;
     item_of[t->data] = items.size();
     items.push_back({*t, total});
     total += (t->nbytes() + kTensorAlign - 1) / kTensorAlign * kTensorAlign;
@@ -69,16 +79,26 @@ void repack_weights(Model& model, int threads) {
   // peak is the arena plus one tensor.
   ThreadPool pool(threads);  // 0: hardware concurrency
   for (const Item& it : items) {
-    const int64_t groups = it.source.rows() / 4;
-    pool.parallel_for(groups, [&](int64_t g0, int64_t g1, int) {
-      ops::interleave(it.source, arena + it.offset, 4 * g0, 4 * g1);
-    }, 64);
+    uint8_t* dst = arena + it.offset;
+    if (ops::interleaved_type(it.source)) {
+      const int64_t groups = it.source.rows() / 4;
+      pool.parallel_for(groups, [&](int64_t g0, int64_t g1, int) {
+        ops::interleave(it.source, dst, 4 * g0, 4 * g1);
+      }, 64);
+    } else {  // same layout, huge pages
+      const size_t stride = it.source.row_stride();
+      const auto* src = static_cast<const uint8_t*>(it.source.data);
+      pool.parallel_for(it.source.rows(), [&](int64_t r0, int64_t r1, int) {
+        std::memcpy(dst + r0 * stride, src + r0 * stride, static_cast<size_t>(r1 - r0) * stride);
+      }, 256);
+    }
     release_source(model, it.source.data, it.source.nbytes());
   }
   for (TensorView* t : matrices)
     if (auto found = item_of.find(t->data); found != item_of.end()) {
       const Item& it = items[found->second];
-      *t = TensorView{*ops::interleaved_type(it.source), it.source.shape, arena + it.offset};
+      const std::optional<DType> type = ops::interleaved_type(it.source);
+      *t = TensorView{type ? *type : it.source.type, it.source.shape, arena + it.offset};
     }
 }
 

@@ -1,6 +1,7 @@
 // Load-time repacking (model/weight_repack.h): Q8_0 matrices become Q8_0x4, the tied token
 // embedding reads through the repacked output matrix, the buffers they came from are freed,
-// other types are left alone, and the logits match the file layout's to float rounding.
+// other types are copied unchanged, and the logits match the file layout's (to float rounding
+// where the layout changed, exactly where it did not).
 #include "model/weight_repack.h"
 
 #include <gtest/gtest.h>
@@ -96,12 +97,32 @@ TEST(WeightRepack, Q8_0MatricesAreInterleavedAndComputeTheSame) {
   }
 }
 
-TEST(WeightRepack, OtherTypesAreLeftAsStored) {
-  test::TempDir dir;
-  write_random_gguf(model_preset("tiny-qwen3"), {DType::F16, 5}, dir.file("f16.gguf"));
-  const auto m = Model::load(dir.file("f16.gguf"), {.repack = true});
-  for (const TensorView* t : layer_matrices(*m)) EXPECT_EQ(t->type, DType::F16);
-  EXPECT_EQ(m->weights().output.type, DType::F16);
+TEST(WeightRepack, OtherTypesAreCopiedUnchangedIntoOwnedMemory) {
+  // F16 and K-quants have no interleaved layout: they move out of the file mapping into the
+  // huge-page arena byte for byte, so the logits are exactly the mapped model's.
+  ModelConfig cfg = model_preset("tiny-qwen3");
+  cfg.n_embd = 256;  // every matrix's columns a whole number of K-quant blocks
+  cfg.head_dim = 64;
+  cfg.n_ff = 256;
+  for (const MakerOptions spec : {MakerOptions{DType::F16, 5}, MakerOptions{DType::Q4_K, 5}}) {
+    SCOPED_TRACE(dtype_name(spec.weight_type));
+    test::TempDir dir;
+    write_random_gguf(cfg, spec, dir.file("m.gguf"));
+    const auto plain = Model::load(dir.file("m.gguf"), {.repack = false});
+    const auto moved = Model::load(dir.file("m.gguf"), {.repack = true, .threads = 2});
+    size_t bytes = moved->weights().output.nbytes();  // tied: the token embedding moves with it
+    for (const TensorView* t : layer_matrices(*moved)) {
+      EXPECT_EQ(t->type, spec.weight_type);
+      bytes += t->nbytes();
+    }
+    EXPECT_EQ(moved->weights().output.type, spec.weight_type);
+    EXPECT_EQ(moved->weights().tok_embd.data, moved->weights().output.data);
+    const size_t n_tensors = layer_matrices(*moved).size() + 1;
+    EXPECT_GE(owned_bytes(*moved), owned_bytes(*plain) + bytes);
+    EXPECT_LE(owned_bytes(*moved), owned_bytes(*plain) + bytes + 64 * n_tensors);
+    const std::vector<int32_t> tokens = {1, 300, 12, 99};
+    EXPECT_EQ(logits_of(*plain, tokens), logits_of(*moved, tokens));
+  }
 }
 
 TEST(WeightRepack, EnvironmentSwitch) {
