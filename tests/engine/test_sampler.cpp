@@ -38,6 +38,16 @@ TEST(Sampler, RepetitionPenaltyDemotesSeenTokens) {
   EXPECT_EQ(s.sample(negative, h1), 1);  // -1*2 = -2 < -1.5
 }
 
+// Temperature 1 and no filter but top-k (0: none): samples follow the softmax of the logits.
+SamplerParams unfiltered(int top_k = 0) {
+  SamplerParams p;
+  p.temperature = 1.0f;
+  p.top_k = top_k;
+  p.top_p = 1.0f;
+  p.min_p = 0.0f;
+  return p;
+}
+
 // Draws many samples and returns the frequency of each id.
 std::map<int32_t, double> frequencies(const SamplerParams& p, const std::vector<float>& logits, int n) {
   Sampler s(p);
@@ -47,11 +57,7 @@ std::map<int32_t, double> frequencies(const SamplerParams& p, const std::vector<
 }
 
 TEST(Sampler, TemperatureSamplesFromSoftmax) {
-  SamplerParams p;
-  p.temperature = 1.0f;
-  p.top_k = 0;
-  p.top_p = 1.0f;
-  p.min_p = 0.0f;
+  const SamplerParams p = unfiltered();
   // softmax of log(1), log(2), log(7) = 0.1, 0.2, 0.7
   auto f = frequencies(p, {0.0f, std::log(2.0f), std::log(7.0f)}, 20000);
   EXPECT_NEAR(f[0], 0.1, 0.015);
@@ -61,11 +67,7 @@ TEST(Sampler, TemperatureSamplesFromSoftmax) {
 
 TEST(Sampler, TopKTopPMinPRestrictTheSupport) {
   const std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)};
-  SamplerParams p;
-  p.temperature = 1.0f;
-  p.top_p = 1.0f;
-  p.min_p = 0.0f;
-  p.top_k = 2;
+  SamplerParams p = unfiltered(2);
   auto f = frequencies(p, logits, 5000);
   EXPECT_EQ(f.count(2) + f.count(3), 0u);
   EXPECT_NEAR(f[0], 0.5 / 0.8, 0.03);
@@ -101,10 +103,7 @@ TEST(Sampler, NanLogitsAreNeverChosen) {
   Sampler g(greedy());
   EXPECT_EQ(g.sample(std::vector<float>{nan, 1.0f, nan, 0.5f}, {}), 1);
   EXPECT_THROW(g.sample(std::vector<float>{nan, nan}, {}), Error);
-  SamplerParams p;
-  p.top_k = 2;
-  p.top_p = 1.0f;
-  p.min_p = 0.0f;
+  SamplerParams p = unfiltered(2);
   const auto f = frequencies(p, {nan, 0.0f, nan, 0.0f, -1.0f}, 2000);
   EXPECT_EQ(f.count(0) + f.count(2), 0u);
   Sampler t(p);
@@ -118,11 +117,7 @@ TEST(Sampler, NanLogitsAreNeverChosen) {
 TEST(Sampler, TopKBreaksTiesByLowestId) {
   // Five equal logits, k = 2: ids 0 and 1 are the two best in the chain's order, so nothing
   // else may ever be drawn, and the two are equally likely.
-  SamplerParams p;
-  p.temperature = 1.0f;
-  p.top_k = 2;
-  p.top_p = 1.0f;
-  p.min_p = 0.0f;
+  const SamplerParams p = unfiltered(2);
   const auto f = frequencies(p, {1.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 4000);
   EXPECT_EQ(f.size(), 2u);
   EXPECT_NEAR(f.at(0), 0.5, 0.04);
@@ -141,11 +136,7 @@ TEST(Sampler, TopKKeepsWhatASortOfTheWholeVocabularyKeeps) {
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
   std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
   for (int k : {1, 3, 60}) {
-    SamplerParams p;
-    p.temperature = 1.0f;
-    p.top_k = k;
-    p.top_p = 1.0f;
-    p.min_p = 0.0f;
+    const SamplerParams p = unfiltered(k);
     const std::set<int32_t> kept(ids.begin(), ids.begin() + k);
     const auto f = frequencies(p, logits, 3000);
     for (const auto& [id, freq] : f) {
@@ -160,11 +151,8 @@ TEST(Sampler, TopKKeepsWhatASortOfTheWholeVocabularyKeeps) {
 TEST(Sampler, TopPOverAWholeVocabularyKeepsTheSmallestPrefix) {
   // No top-k: 5000 equal logits, p = 0.5 keeps the 2500 lowest ids, more than the first
   // sorted heads (256, 2048) hold, so the head must grow until the mass is reached.
-  SamplerParams p;
-  p.temperature = 1.0f;
-  p.top_k = 0;
+  SamplerParams p = unfiltered();
   p.top_p = 0.5f;
-  p.min_p = 0.0f;
   const auto f = frequencies(p, std::vector<float>(5000, 0.25f), 5000);
   int32_t highest = 0;
   for (const auto& [id, freq] : f) highest = std::max(highest, id);
