@@ -9,8 +9,12 @@ namespace triattn {
 
 namespace {
 
-// Candidate order of the chain: higher logit first, lower id first among equal logits.
-bool better(const Candidate& a, const Candidate& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); }
+// Candidate order of the chain: higher logit first, lower id first among equal logits. A
+// lambda object, not a function: std algorithms inline a lambda's call, not a function
+// pointer's, and the sorts below compare up to the whole vocabulary.
+constexpr auto better = [](const Candidate& a, const Candidate& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+};
 
 // p = softmax(logit) over the current candidates.
 void normalise(std::vector<Candidate>& c) {
@@ -48,12 +52,10 @@ class TopP : public SamplerStep {
     size_t head = std::min(c.size(), kFirstHead), done = 0;
     double mass = 0;
     for (;;) {
-      // The best of the rest into [done, head) in O(n), then in order. (A lambda, not the
-      // function itself: std algorithms inline a lambda's call, not a function pointer's.)
-      auto order = [](const Candidate& a, const Candidate& b) { return better(a, b); };
+      // The best of the rest into [done, head) in O(n), then in order.
       const auto first = c.begin() + static_cast<std::ptrdiff_t>(done), mid = c.begin() + static_cast<std::ptrdiff_t>(head);
-      std::nth_element(first, mid, c.end(), order);
-      std::sort(first, mid, order);
+      std::nth_element(first, mid, c.end(), better);
+      std::sort(first, mid, better);
       for (size_t i = done; i < head; ++i) {
         c[i].p = static_cast<float>(std::exp(c[i].logit - mx) / sum);
         mass += c[i].p;
@@ -147,22 +149,22 @@ std::span<const float> Sampler::penalised(std::span<const float> logits, std::sp
 }
 
 void Sampler::select_top_k(std::span<const float> v, size_t k) {
-  // One pass keeping the k best in a heap whose top is the worst of them: after the first k,
-  // a logit enters only if it beats that worst one, and ids only grow, so equal logits never
-  // do (the lower id is already in). Sorted at the end into the chain's order.
+  // One pass keeping the k best in a heap ordered by `better`, so its top is the worst of
+  // them: after the first k, a logit enters only if it beats that worst one, and ids only
+  // grow, so equal logits never do (the lower id is already in). Sorted at the end into the
+  // chain's order.
   cands_.clear();
-  auto worse_on_top = [](const Candidate& a, const Candidate& b) { return better(a, b); };
   for (size_t i = 0; i < v.size(); ++i) {
     const float x = v[i];
     if (cands_.size() == k) {
       if (!(x > cands_.front().logit)) continue;  // also skips NaN
-      std::pop_heap(cands_.begin(), cands_.end(), worse_on_top);
+      std::pop_heap(cands_.begin(), cands_.end(), better);
       cands_.back() = {static_cast<int32_t>(i), x, 0.0f};
     } else {
       if (std::isnan(x)) continue;
       cands_.push_back({static_cast<int32_t>(i), x, 0.0f});
     }
-    std::push_heap(cands_.begin(), cands_.end(), worse_on_top);
+    std::push_heap(cands_.begin(), cands_.end(), better);
   }
   std::sort(cands_.begin(), cands_.end(), better);
 }

@@ -75,21 +75,21 @@ void KvCache::apply(const KeepPlan& plan, ThreadPool* pool) {
       prev = idx;
     }
   }
-  std::vector<int64_t> kept(static_cast<size_t>(n_streams()));
   parallel_for_dynamic(pool, n_streams(), [&](int64_t b, int64_t e, int) {
-    for (int64_t i = b; i < e; ++i) kept[i] = compact(streams_[i], plan.keep[i]);
+    for (int64_t i = b; i < e; ++i) compact(streams_[i], plan.keep[i]);
   });
   for (int i = 0; i < n_streams(); ++i) {
     Stream& s = streams_[i];
-    live_bytes_ -= static_cast<size_t>(s.n - kept[i]) * 2 * row_bytes_;
-    s.n = kept[i];
+    const int64_t kept = static_cast<int64_t>(plan.keep[i].size());
+    live_bytes_ -= static_cast<size_t>(s.n - kept) * 2 * row_bytes_;
+    s.n = kept;
   }
   ++prune_events_;
 }
 
-// Moves the kept rows (checked by apply) to the front of the stream, in order; returns how
-// many there are. Touches only this stream, so streams compact in parallel.
-int64_t KvCache::compact(Stream& s, const std::vector<int32_t>& keep) {
+// Moves the kept rows (checked by apply) to the front of the stream, in order; apply then
+// sets the stream's size. Touches only this stream, so streams compact in parallel.
+void KvCache::compact(Stream& s, const std::vector<int32_t>& keep) {
   int64_t out = 0;
   for (int32_t idx : keep) {
     if (idx != out) {
@@ -99,7 +99,6 @@ int64_t KvCache::compact(Stream& s, const std::vector<int32_t>& keep) {
     }
     ++out;
   }
-  return out;
 }
 
 void KvCache::clear() {

@@ -70,7 +70,7 @@ class KvCache {
     int64_t n = 0;
   };
   void grow(Stream& s, int64_t need);
-  int64_t compact(Stream& s, const std::vector<int32_t>& keep);
+  void compact(Stream& s, const std::vector<int32_t>& keep);
 
   KvCacheShape shape_;
   size_t row_bytes_ = 0;

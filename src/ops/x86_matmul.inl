@@ -69,8 +69,9 @@ inline __m256i high256(__m512i v) {
 
 // ---- weight types -------------------------------------------------------------------------
 // Each describes one block: kElems elements, kWBytes weight bytes, kXBytes activation bytes,
-// and block<T>() which adds the block's contribution for T tokens to acc (vector) and accs
-// (scalar). Float types also have a scalar tail for cols % kElems.
+// and block<T>() which adds the block's contribution for T tokens to acc (every offset and
+// min is folded into the vector, none is summed on the side). Float types also have a scalar
+// tail for cols % kElems.
 
 struct F32W {
   static constexpr int kElems = 8, kWBytes = 32, kXBytes = 32;
@@ -116,7 +117,7 @@ struct BF16W {
 template <class W>
 struct FloatKernel : W {
   template <int T>
-  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
     const __m256 wv = W::load(w);
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t)
@@ -133,7 +134,7 @@ struct Q8_0Kernel {
   static constexpr int kElems = kQK, kWBytes = sizeof(BlockQ8_0), kXBytes = sizeof(ActQ8);
   static constexpr bool kTail = false;
   template <int T>
-  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(w);
     const __m256i q = loadu256(b->qs);
     const __m256i aq = _mm256_sign_epi8(q, q);  // |q| as unsigned; the sign moves to x
@@ -152,7 +153,7 @@ struct Q4_0Kernel {
   static constexpr int kElems = kQK, kWBytes = sizeof(BlockQ4_0), kXBytes = sizeof(ActQ8);
   static constexpr bool kTail = false;
   template <int T>
-  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
     const auto* b = reinterpret_cast<const BlockQ4_0*>(w);
     const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
     // Low nibbles are elements 0..15, high nibbles 16..31: one 32-byte vector in order.
@@ -200,13 +201,13 @@ template <class Block, bool kHigh>
 struct K4Kernel {
   static constexpr int kElems = kQKK, kWBytes = sizeof(Block), kXBytes = sizeof(ActQ8K);
   static constexpr bool kTail = false;
-  // The mins term goes into the vector accumulator (one FMA), not into accs through a
+  // The mins term goes into the vector accumulator (one FMA), not into a scalar through a
   // horizontal sum per block. Instructions, not bytes, bound Q4_K decode: one thread in
   // cache read 12.6-15.5 GB/s with the former 256-bit block (scalar scale unpacking, scales
   // broadcast one by one, a horizontal sum per block), 21.8-22.1 with block256 below and
   // 28.2-29.5 with block512, while one thread streams 38-39 GB/s from memory.
   template <int T>
-  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
 #if defined(__AVX512BW__)
     block512<T>(w, x, acc);
 #else
@@ -329,7 +330,7 @@ struct Q6_KKernel {
   static constexpr int kElems = kQKK, kWBytes = sizeof(BlockQ6_K), kXBytes = sizeof(ActQ8K);
   static constexpr bool kTail = false;
   template <int T>
-  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc, float*) {
+  static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
 #if defined(__AVX512BW__)
     block512<T>(w, x, acc);
 #else
@@ -456,14 +457,10 @@ struct Q6_KKernel {
 template <class K, int R, int T>
 void tile(const MatmulJob& j, int64_t r0, int64_t t0) {
   __m256 acc[R][T];
-  float accs[R][T];
   TRIATTN_UNROLL
   for (int r = 0; r < R; ++r)
     TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) {
-      acc[r][t] = _mm256_setzero_ps();
-      accs[r][t] = 0;
-    }
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   const uint8_t* w[R];
   const uint8_t* x[T];
   TRIATTN_UNROLL
@@ -476,13 +473,13 @@ void tile(const MatmulJob& j, int64_t r0, int64_t t0) {
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) xb[t] = x[t] + b * K::kXBytes;
     TRIATTN_UNROLL
-    for (int r = 0; r < R; ++r) K::template block<T>(w[r] + b * K::kWBytes, xb, acc[r], accs[r]);
+    for (int r = 0; r < R; ++r) K::template block<T>(w[r] + b * K::kWBytes, xb, acc[r]);
   }
   TRIATTN_UNROLL
   for (int r = 0; r < R; ++r)
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) {
-      float v = hsum_ps(acc[r][t]) + accs[r][t];
+      float v = hsum_ps(acc[r][t]);
       if constexpr (K::kTail) v += K::tail(w[r], x[t], nb * K::kElems, j.cols);
       j.y[(t0 + t) * j.y_stride + r0 + r] = v;
     }
@@ -513,15 +510,11 @@ inline void gemv_streams(const MatmulJob& j, const int64_t* rows) {
   const int64_t nb = j.cols / K::kElems;
   const uint8_t* w[S];
   __m256 acc[S][L];
-  float accs[S][L];
   TRIATTN_UNROLL
   for (int s = 0; s < S; ++s) {
     w[s] = j.w + rows[s] * j.w_stride;
     TRIATTN_UNROLL
-    for (int u = 0; u < L; ++u) {
-      acc[s][u] = _mm256_setzero_ps();
-      accs[s][u] = 0;
-    }
+    for (int u = 0; u < L; ++u) acc[s][u] = _mm256_setzero_ps();
   }
   int64_t b = 0;
   for (; b + L <= nb; b += L) {
@@ -533,7 +526,7 @@ inline void gemv_streams(const MatmulJob& j, const int64_t* rows) {
       TRIATTN_UNROLL
       for (int u = 0; u < L; ++u) {
         const uint8_t* xb = j.x + (b + u) * K::kXBytes;
-        K::template block<1>(w[s] + (b + u) * K::kWBytes, &xb, &acc[s][u], &accs[s][u]);
+        K::template block<1>(w[s] + (b + u) * K::kWBytes, &xb, &acc[s][u]);
       }
     }
   }
@@ -541,18 +534,14 @@ inline void gemv_streams(const MatmulJob& j, const int64_t* rows) {
     const uint8_t* xb = j.x + b * K::kXBytes;
     TRIATTN_UNROLL
     for (int s = 0; s < S; ++s)
-      K::template block<1>(w[s] + b * K::kWBytes, &xb, &acc[s][0], &accs[s][0]);
+      K::template block<1>(w[s] + b * K::kWBytes, &xb, &acc[s][0]);
   }
   TRIATTN_UNROLL
   for (int s = 0; s < S; ++s) {
     __m256 sum = acc[s][0];
-    float sums = accs[s][0];
     TRIATTN_UNROLL
-    for (int u = 1; u < L; ++u) {
-      sum = _mm256_add_ps(sum, acc[s][u]);
-      sums += accs[s][u];
-    }
-    float v = hsum_ps(sum) + sums;
+    for (int u = 1; u < L; ++u) sum = _mm256_add_ps(sum, acc[s][u]);
+    float v = hsum_ps(sum);
     if constexpr (K::kTail) v += K::tail(w[s], j.x, nb * K::kElems, j.cols);
     j.y[rows[s]] = v;
   }
