@@ -14,12 +14,14 @@
 namespace triattn {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; with
+  // it open() returns at once and the regular-file check below refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) fail(path, ": cannot open: ", std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    fail(path, ": not a regular file");
+    fail(path, ": not a regular file (a directory, FIFO or device cannot be mapped)");
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/error.h"
+
 // Memory order: every atomic below is sequentially consistent. The sleep/wake handshakes
 // are Dekker-style (each side stores its flag, then loads the other's), which needs it.
 namespace triattn {
@@ -51,8 +53,17 @@ void split(int64_t n, int64_t grain, int parts, int i, int64_t* b, int64_t* e) {
 
 }  // namespace
 
+int ThreadPool::max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+void ThreadPool::check_thread_count(int64_t n, const char* what) {
+  if (n < 0 || n > max_threads())
+    fail(what, " ", n, " is not a thread count: give 0 (all ", std::max(1u, std::thread::hardware_concurrency()),
+         " hardware threads) or 1 to ", max_threads(), " (4 per hardware thread)");
+}
+
 ThreadPool::ThreadPool(int n_threads) {
-  if (n_threads <= 0) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  check_thread_count(n_threads, "thread pool:");
+  if (n_threads == 0) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   n_threads_ = n_threads;
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker(i); });
 }

@@ -20,7 +20,14 @@ namespace triattn {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int n_threads);  // n_threads <= 0: hardware concurrency
+  // n_threads 0: hardware concurrency. Negative counts and counts above max_threads() throw
+  // Error: workers spin between calls, so a pool far larger than the machine only burns it
+  // (and -t 100000 used to spawn threads until the process limit).
+  explicit ThreadPool(int n_threads);
+  // 4 threads per hardware thread (at least 4): oversubscribing beyond that never helps.
+  static int max_threads();
+  // Throws Error unless 0 <= n <= max_threads(); `what` names the setting (e.g. "-t").
+  static void check_thread_count(int64_t n, const char* what);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "tokenizer/read_text_file.h"
+#include "core/read_file.h"
 
 namespace triattn {
 
@@ -13,7 +13,7 @@ using nlohmann::json;
 BpeHfExtras read_bpe_hf_extras(const std::string& dir) {
   BpeHfExtras ex;
   const std::string path = (dir.empty() ? std::string(".") : dir) + "/tokenizer_config.json";
-  const auto text = read_text_file_if_exists(path);
+  const auto text = read_file_if_exists(path);
   if (!text) return ex;
   json j;
   try {

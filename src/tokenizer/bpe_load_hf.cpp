@@ -10,7 +10,7 @@
 #include "tokenizer/bpe_hf_config.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/pretokenize.h"
-#include "tokenizer/read_text_file.h"
+#include "core/read_file.h"
 
 namespace triattn {
 
@@ -233,12 +233,12 @@ std::unique_ptr<Tokenizer> make_bpe_tokenizer_vocab_merges(const std::string& di
   BpeSpec spec;
   spec.source = vocab_path;
   try {
-    read_vocab_object(json::parse(read_text_file(vocab_path)), spec, vocab_path);
+    read_vocab_object(json::parse(read_file(vocab_path)), spec, vocab_path);
   } catch (const json::exception& e) {
     fail(vocab_path, ": invalid JSON: ", e.what());
   }
 
-  const std::string merges = read_text_file(merges_path);
+  const std::string merges = read_file(merges_path);
   size_t line_no = 0;
   for (size_t pos = 0; pos < merges.size();) {
     size_t eol = merges.find('\n', pos);

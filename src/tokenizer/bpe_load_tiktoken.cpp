@@ -8,7 +8,7 @@
 #include "tokenizer/bpe_hf_config.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/pretokenize.h"
-#include "tokenizer/read_text_file.h"
+#include "core/read_file.h"
 
 namespace triattn {
 namespace {
@@ -70,7 +70,7 @@ std::vector<std::string> llama3_special_tokens() {
 }  // namespace
 
 std::unique_ptr<Tokenizer> make_bpe_tokenizer_tiktoken(const std::string& path) {
-  const std::string data = read_text_file(path);
+  const std::string data = read_file(path);
   BpeSpec spec;
   spec.source = path;
   std::string bytes;

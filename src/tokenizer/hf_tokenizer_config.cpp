@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "tokenizer/read_text_file.h"
+#include "core/read_file.h"
 
 namespace triattn {
 
@@ -36,7 +36,7 @@ std::optional<std::string> token_text(const json& cfg, const char* key, const st
 HfTokenizerConfig read_hf_tokenizer_config(const std::string& dir) {
   HfTokenizerConfig cfg;
   const std::string path = dir + "/tokenizer_config.json";
-  if (auto text = read_text_file_if_exists(path)) {
+  if (auto text = read_file_if_exists(path)) {
     const json j = parse_json_file(path, *text);
     if (!j.is_object()) fail(path, ": expected a JSON object");
     if (auto it = j.find("add_bos_token"); it != j.end() && it->is_boolean()) cfg.add_bos_token = it->get<bool>();
@@ -60,7 +60,7 @@ HfTokenizerConfig read_hf_tokenizer_config(const std::string& dir) {
     }
   }
   const std::string gen_path = dir + "/generation_config.json";
-  if (auto text = read_text_file_if_exists(gen_path)) {
+  if (auto text = read_file_if_exists(gen_path)) {
     const json j = parse_json_file(gen_path, *text);
     if (j.is_object()) {
       if (auto it = j.find("eos_token_id"); it != j.end()) {

@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "formats/gguf.h"
 #include "tokenizer/bpe_tokenizer.h"
-#include "tokenizer/read_text_file.h"
+#include "core/read_file.h"
 #include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -95,6 +95,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_any(const std::string& path_str) {
     fail(path_str, ": no tokenizer in the directory (looked for tokenizer.json, vocab.json + merges.txt, "
                    "tokenizer.model)");
   }
+  require_regular_file(path_str);  // a FIFO would block the reads below forever
   if (file_head(path_str, 4) == "GGUF") return load_tokenizer_gguf(*GgufFile::open(path_str));
   const std::string name = path.filename().string();
   const std::string dir = path.parent_path().empty() ? "." : path.parent_path().string();
@@ -128,7 +129,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_hf_dir(const std::string& dir) {
     }
     fail(dir, ": no tokenizer.json (nor vocab.json + merges.txt) in the model directory");
   }
-  const std::string text = read_text_file(path);
+  const std::string text = read_file(path);
   json j;
   try {
     j = json::parse(text);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "formats/gguf.h"
-#include "tokenizer/read_text_file.h"
+#include "core/read_file.h"
 #include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 

@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "formats/gguf.h"
-#include "tokenizer/read_text_file.h"
+#include "core/read_file.h"
 #include "tokenizer/tokenizer.h"
 
 namespace triattn {
@@ -95,7 +95,7 @@ TEST_F(Malformed, GgufUnknownTokenizerModel) {
 }
 
 TEST_F(Malformed, TruncatedTokenizerJson) {
-  const std::string good = read_text_file(std::string(TRIATTN_SHARED_DIR) +
+  const std::string good = read_file(std::string(TRIATTN_SHARED_DIR) +
                                           "/models/tinystories-656k/tokenizer.json");
   write_file("tokenizer.json", good.substr(0, good.size() / 2));
   expect_error([&] { load_tokenizer_hf_dir(dir_.string()); }, {"tokenizer.json", "JSON"});
@@ -129,7 +129,7 @@ TEST_F(Malformed, MissingTokenizerFiles) {
 }
 
 TEST_F(Malformed, TruncatedLlama2cVocab) {
-  const std::string good = read_text_file(std::string(TRIATTN_SHARED_DIR) + "/models/stories260k/tok512.bin");
+  const std::string good = read_file(std::string(TRIATTN_SHARED_DIR) + "/models/stories260k/tok512.bin");
   write_file("tok512.bin", good.substr(0, good.size() - 3));
   expect_error([&] { load_tokenizer_llama2c((dir_ / "tok512.bin").string()); }, {"tok512.bin"});
 }
