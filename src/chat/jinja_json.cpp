@@ -10,24 +10,24 @@
 namespace triattn::jinja {
 namespace {
 
-void append_u16_escape(std::string& out, unsigned v) {
+void append_u16_escape(CappedString& out, unsigned v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "\\u%04x", v);
-  out += buf;
+  out.append(buf);
 }
 
-void dump_string(std::string& out, const std::string& s, bool ensure_ascii) {
+void dump_string(CappedString& out, const std::string& s, bool ensure_ascii) {
   out.push_back('"');
   std::u32string u = pystr::decode(s);
   for (char32_t c : u) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\n': out.append("\\n"); break;
+      case '\r': out.append("\\r"); break;
+      case '\t': out.append("\\t"); break;
+      case '\b': out.append("\\b"); break;
+      case '\f': out.append("\\f"); break;
       default:
         if (c < 0x20) {
           append_u16_escape(out, c);
@@ -39,8 +39,10 @@ void dump_string(std::string& out, const std::string& s, bool ensure_ascii) {
           } else {
             append_u16_escape(out, c);
           }
+        } else if (c < 0x80) {
+          out.push_back(static_cast<char>(c));
         } else {
-          out += pystr::encode(std::u32string(1, c));
+          out.append(pystr::encode(std::u32string(1, c)));
         }
     }
   }
@@ -50,33 +52,33 @@ void dump_string(std::string& out, const std::string& s, bool ensure_ascii) {
 struct Dumper {
   const JsonDumpOptions& opt;
   std::string item_sep, key_sep;
-  std::string out;
+  CappedString out;
 
   void newline(int level) {
     out.push_back('\n');
-    for (int i = 0; i < level; ++i) out += *opt.indent;
+    for (int i = 0; i < level; ++i) out.append(*opt.indent);
   }
 
   void dump(const Value& v, int level) {
-    if (level > 512) fail("tojson: value nested too deeply");
+    if (level > kMaxNesting) fail("tojson: value nested more than ", kMaxNesting, " levels deep");
     switch (v.kind()) {
-      case Value::Kind::None: out += "null"; return;
-      case Value::Kind::Bool: out += v.as_bool() ? "true" : "false"; return;
-      case Value::Kind::Int: out += std::to_string(v.as_int()); return;
+      case Value::Kind::None: out.append("null"); return;
+      case Value::Kind::Bool: out.append(v.as_bool() ? "true" : "false"); return;
+      case Value::Kind::Int: out.append(std::to_string(v.as_int())); return;
       case Value::Kind::Float: {
         double d = v.as_float();
-        if (std::isnan(d)) out += "NaN";
-        else if (std::isinf(d)) out += d < 0 ? "-Infinity" : "Infinity";
-        else out += pystr::float_repr(d);
+        if (std::isnan(d)) out.append("NaN");
+        else if (std::isinf(d)) out.append(d < 0 ? "-Infinity" : "Infinity");
+        else out.append(pystr::float_repr(d));
         return;
       }
       case Value::Kind::String: dump_string(out, v.str_ref(), opt.ensure_ascii); return;
       case Value::Kind::List: {
         const ValueList& l = v.list_ref();
-        if (l.empty()) { out += "[]"; return; }
+        if (l.empty()) { out.append("[]"); return; }
         out.push_back('[');
         for (size_t i = 0; i < l.size(); ++i) {
-          if (i) out += item_sep;
+          if (i) out.append(item_sep);
           if (opt.indent) newline(level + 1);
           dump(l[i], level + 1);
         }
@@ -89,13 +91,13 @@ struct Dumper {
         for (const auto& kv : v.dict_ref().items) items.push_back(&kv);
         if (opt.sort_keys)
           std::stable_sort(items.begin(), items.end(), [](auto a, auto b) { return a->first < b->first; });
-        if (items.empty()) { out += "{}"; return; }
+        if (items.empty()) { out.append("{}"); return; }
         out.push_back('{');
         for (size_t i = 0; i < items.size(); ++i) {
-          if (i) out += item_sep;
+          if (i) out.append(item_sep);
           if (opt.indent) newline(level + 1);
           dump_string(out, items[i]->first, opt.ensure_ascii);
-          out += key_sep;
+          out.append(key_sep);
           dump(items[i]->second, level + 1);
         }
         if (opt.indent) newline(level);
@@ -113,7 +115,7 @@ struct Dumper {
 std::string json_dumps(const Value& v, const JsonDumpOptions& opt) {
   Dumper d{opt, opt.item_sep.value_or(opt.indent ? "," : ", "), opt.key_sep.value_or(": "), {}};
   d.dump(v, 0);
-  return std::move(d.out);
+  return d.out.take();
 }
 
 }  // namespace triattn::jinja

@@ -16,7 +16,8 @@ struct JsonDumpOptions {
   bool ensure_ascii = false;
 };
 
-// Throws Error for values JSON cannot hold (undefined, namespace, function).
+// Throws Error for values JSON cannot hold (undefined, namespace, function), nested more
+// than kMaxNesting levels, or whose text would be over kMaxStringBytes.
 std::string json_dumps(const Value& v, const JsonDumpOptions& opt);
 
 }  // namespace triattn::jinja

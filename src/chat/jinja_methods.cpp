@@ -41,7 +41,7 @@ bool affix_match(const std::string& s, const Value& affix, bool prefix, const ch
 
 // str.format with "{}", "{0}", "{name}" and "{{"/"}}"; format specs are not supported.
 std::string py_format(const std::string& f, const CallArgs& a) {
-  std::string out;
+  CappedString out;
   size_t auto_idx = 0;
   for (size_t i = 0; i < f.size(); ++i) {
     char c = f[i];
@@ -70,7 +70,7 @@ std::string py_format(const std::string& f, const CallArgs& a) {
           if (name == field) v = &val;
         if (!v) fail("str.format(): no keyword argument '", field, "'");
       }
-      out += v->to_str();
+      out.append(v->to_str());
       i = close;
     } else if (c == '}') {
       fail("str.format(): single '}' encountered in format string");
@@ -78,22 +78,20 @@ std::string py_format(const std::string& f, const CallArgs& a) {
       out.push_back(c);
     }
   }
-  return out;
+  return out.take();
 }
 
-bool string_method(const std::string& s, const std::string& name, const CallArgs& a, Value& res) {
+bool string_method(Budget& budget, const std::string& s, const std::string& name, const CallArgs& a, Value& res) {
   const std::string fn = "str." + name;
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     ArgReader r(a, fn, {"chars"});
     res = Value(pystr::strip(s, opt_str(r, 0), name != "rstrip", name != "lstrip"));
   } else if (name == "split" || name == "rsplit") {
     ArgReader r(a, fn, {"sep", "maxsplit"});
-    auto parts = name == "split" ? pystr::split(s, opt_str(r, 0), r.integer(1, -1))
-                                 : pystr::rsplit(s, opt_str(r, 0), r.integer(1, -1));
-    res = string_list(parts);
+    res = string_list(split_capped(s, opt_str(r, 0), r.integer(1, -1), name == "rsplit"));
   } else if (name == "splitlines") {
     ArgReader r(a, fn, {});
-    auto parts = pystr::split(s, std::string("\n"), -1);
+    auto parts = split_capped(s, std::string("\n"));
     if (!parts.empty() && parts.back().empty()) parts.pop_back();
     res = string_list(parts);
   } else if (name == "startswith" || name == "endswith") {
@@ -101,7 +99,7 @@ bool string_method(const std::string& s, const std::string& name, const CallArgs
     res = Value::boolean(affix_match(s, r.get(0), name == "startswith", name.c_str()));
   } else if (name == "replace") {
     ArgReader r(a, fn, {"old", "new", "count"});
-    res = Value(pystr::replace(s, r.str(0, ""), r.str(1, ""), r.integer(2, -1)));
+    res = Value(replace_checked(s, r.str(0, ""), r.str(1, ""), r.integer(2, -1)));
   } else if (name == "upper") {
     ArgReader(a, fn, {});
     res = Value(pystr::upper(s));
@@ -129,15 +127,17 @@ bool string_method(const std::string& s, const std::string& name, const CallArgs
     res = Value(hit ? (pre ? s.substr(x.size()) : s.substr(0, s.size() - x.size())) : s);
   } else if (name == "join") {
     ArgReader r(a, fn, {"iterable"});
-    std::string out;
+    CappedString out;
     bool first = true;
-    for (const Value& e : iterate(r.get(0))) {
+    Value items = iterate(r.get(0));
+    for (const Value& e : items.list_ref()) {
+      budget.step();
       if (!e.is_string()) fail("str.join(): expected str items, found ", e.type_name());
-      if (!first) out += s;
+      if (!first) out.append(s);
       first = false;
-      out += e.str_ref();
+      out.append(e.str_ref());
     }
-    res = Value(std::move(out));
+    res = Value(out.take());
   } else if (name == "format") {
     res = Value(py_format(s, a));
   } else if (name == "isspace" || name == "isdigit" || name == "isalpha" || name == "isalnum" ||
@@ -163,7 +163,7 @@ bool string_method(const std::string& s, const std::string& name, const CallArgs
   return true;
 }
 
-bool dict_method(const ValueDict& d, const std::string& name, const CallArgs& a, Value& res) {
+bool dict_method(Budget& budget, const ValueDict& d, const std::string& name, const CallArgs& a, Value& res) {
   const std::string fn = "dict." + name;
   if (name == "items") {
     ArgReader(a, fn, {});
@@ -183,6 +183,7 @@ bool dict_method(const ValueDict& d, const std::string& name, const CallArgs& a,
   } else if (name == "get") {
     ArgReader r(a, fn, {"key", "default"});
     Value key = r.get(0);
+    budget.step(static_cast<int64_t>(d.items.size() / 16));  // a linear scan, as get_attr charges
     const Value* v = key.is_string() ? d.find(key.str_ref()) : nullptr;
     res = v ? *v : (r.has(1) ? r.get(1) : Value::none());
   } else if (name == "copy") {
@@ -196,11 +197,10 @@ bool dict_method(const ValueDict& d, const std::string& name, const CallArgs& a,
   return true;
 }
 
-}  // namespace
-
-bool call_method(const Value& obj, const std::string& name, const CallArgs& args, Value& result) {
-  if (obj.is_string()) return string_method(obj.str_ref(), name, args, result);
-  if (obj.is_dict()) return dict_method(obj.dict_ref(), name, args, result);
+bool call_method_unmetered(Budget& budget, const Value& obj, const std::string& name, const CallArgs& args,
+                           Value& result) {
+  if (obj.is_string()) return string_method(budget, obj.str_ref(), name, args, result);
+  if (obj.is_dict()) return dict_method(budget, obj.dict_ref(), name, args, result);
   if (obj.is_list()) {
     if (name == "append" || name == "extend" || name == "pop" || name == "insert" || name == "remove" ||
         name == "clear" || name == "sort" || name == "reverse")
@@ -211,7 +211,7 @@ bool call_method(const Value& obj, const std::string& name, const CallArgs& args
       int64_t n = 0;
       const ValueList& l = obj.list_ref();
       for (size_t i = 0; i < l.size(); ++i)
-        if (l[i].equals(x)) {
+        if (l[i].equals(x, budget)) {
           if (name == "index") {
             result = Value::integer(static_cast<int64_t>(i));
             return true;
@@ -224,6 +224,36 @@ bool call_method(const Value& obj, const std::string& name, const CallArgs& args
     }
   }
   return false;
+}
+
+}  // namespace
+
+std::vector<std::string> split_capped(const std::string& s, const std::optional<std::string>& sep, int64_t maxsplit,
+                                      bool from_right) {
+  // At most kMaxListItems splits are made, so a string of a million separators is refused
+  // before a million strings are built.
+  const auto cap = static_cast<int64_t>(kMaxListItems);
+  int64_t splits = maxsplit < 0 || maxsplit > cap ? cap : maxsplit;
+  auto parts = from_right ? pystr::rsplit(s, sep, splits) : pystr::split(s, sep, splits);
+  if (parts.size() > kMaxListItems) fail("str.split(): more than ", kMaxListItems, " parts (the limit for one list)");
+  return parts;
+}
+
+std::string replace_checked(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
+  int64_t hits = pystr::count(s, from);
+  if (count >= 0) hits = std::min(hits, count);
+  const size_t n = static_cast<size_t>(hits);
+  const size_t added = saturating_mul(n, to.size());
+  const size_t kept = s.size() - (from.empty() ? 0 : n * from.size());
+  check_string_size(added > kMaxStringBytes ? added : added + kept);
+  return pystr::replace(s, from, to, count);
+}
+
+bool call_method(Budget& budget, const Value& obj, const std::string& name, const CallArgs& args, Value& result) {
+  budget.read(obj);
+  bool found = call_method_unmetered(budget, obj, name, args, result);
+  if (found) budget.built(result);
+  return found;
 }
 
 }  // namespace triattn::jinja

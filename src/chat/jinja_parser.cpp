@@ -5,14 +5,11 @@
 #include <initializer_list>
 
 #include "chat/jinja_builtins.h"
+#include "chat/jinja_limits.h"
 #include "core/error.h"
 
 namespace triattn::jinja {
 namespace {
-
-// Deeper nesting than this is certainly not a chat template; refusing it keeps recursion
-// (and the stack) bounded for malformed input.
-constexpr int kMaxDepth = 200;
 
 class Parser {
  public:
@@ -74,7 +71,7 @@ class Parser {
   struct DepthGuard {
     Parser& p;
     explicit DepthGuard(Parser& parser) : p(parser) {
-      if (++p.depth_ > kMaxDepth) p.error("template nested too deeply");
+      if (++p.depth_ > kMaxSyntaxDepth) p.error("template nested too deeply");
     }
     ~DepthGuard() { --p.depth_; }
   };

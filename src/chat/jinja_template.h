@@ -1,5 +1,6 @@
 #pragma once
 // A parsed Jinja template: parse once, render many times with different variables.
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -15,9 +16,11 @@ class Template {
   explicit Template(const std::string& source, const LexOptions& opt = {});
 
   // Renders with `vars` as the template's variables (on top of Jinja's own globals: range,
-  // namespace, dict). Throws Error naming the template line on a runtime failure, and
-  // TemplateRaised when the template calls a raise_exception it was given.
-  std::string render(const ValueDict& vars) const;
+  // namespace, dict). Throws Error naming the template line on a runtime failure or when the
+  // render goes over one of the limits of jinja_limits.h, and TemplateRaised when the
+  // template calls a raise_exception it was given. `steps_used`, when given, receives the
+  // steps the render took (for measuring templates against kMaxSteps).
+  std::string render(const ValueDict& vars, int64_t* steps_used = nullptr) const;
 
  private:
   std::shared_ptr<const Body> body_;

@@ -1,5 +1,8 @@
 #include "chat/jinja_value.h"
 
+#include <algorithm>
+
+#include "chat/jinja_budget.h"
 #include "chat/jinja_pystr.h"
 
 namespace triattn::jinja {
@@ -19,12 +22,22 @@ void ValueDict::set(const std::string& key, Value v) {
   items.emplace_back(key, std::move(v));
 }
 
-Value::Value(std::string s) : kind_(Kind::String), s_(std::move(s)) {}
-Value::Value(const char* s) : kind_(Kind::String), s_(s) {}
+Value::Value(std::string s) : kind_(Kind::String), s_(std::make_shared<const std::string>(std::move(s))) {}
+Value::Value(const char* s) : kind_(Kind::String), s_(std::make_shared<const std::string>(s)) {}
+
+const std::string& Value::empty_string() {
+  static const std::string empty;
+  return empty;
+}
+
+uint16_t Value::container_depth(int deepest_item) {
+  if (deepest_item + 1 > kMaxNesting) fail("values nested more than ", kMaxNesting, " levels deep (the limit)");
+  return static_cast<uint16_t>(deepest_item + 1);
+}
 
 Value Value::undefined(std::string hint) {
   Value v;
-  v.s_ = std::move(hint);
+  if (!hint.empty()) v.s_ = std::make_shared<const std::string>(std::move(hint));
   return v;
 }
 Value Value::none() {
@@ -53,6 +66,9 @@ Value Value::number(double d) {
 Value Value::list(ValueList items) {
   Value v;
   v.kind_ = Kind::List;
+  int deepest = 0;
+  for (const Value& e : items) deepest = std::max(deepest, static_cast<int>(e.depth_));
+  v.depth_ = container_depth(deepest);
   v.list_ = std::make_shared<const ValueList>(std::move(items));
   return v;
 }
@@ -64,6 +80,9 @@ Value Value::tuple(ValueList items) {
 Value Value::dict(ValueDict d) {
   Value v;
   v.kind_ = Kind::Dict;
+  int deepest = 0;
+  for (const auto& kv : d.items) deepest = std::max(deepest, static_cast<int>(kv.second.depth_));
+  v.depth_ = container_depth(deepest);
   v.dict_ = std::make_shared<const ValueDict>(std::move(d));
   return v;
 }
@@ -98,7 +117,7 @@ bool Value::truthy() const {
     case Kind::Bool: return b_;
     case Kind::Int: return i_ != 0;
     case Kind::Float: return f_ != 0.0;
-    case Kind::String: return !s_.empty();
+    case Kind::String: return !s_->empty();
     case Kind::List: return !list_->empty();
     case Kind::Dict: return !dict_->items.empty();
     case Kind::Namespace:
@@ -110,45 +129,58 @@ bool Value::truthy() const {
 std::string Value::to_str() const {
   switch (kind_) {
     case Kind::Undefined: return "";
-    case Kind::String: return s_;
+    case Kind::String: return *s_;
     default: return repr();
   }
 }
 
 std::string Value::repr() const {
+  CappedString out;
+  repr_into(out, 0);
+  return out.take();
+}
+
+// Writes into one capped buffer, so a value that prints huge fails at the limit instead of
+// building its parts first. `level` guards the recursion: namespaces are mutable and may
+// hold themselves.
+void Value::repr_into(CappedString& out, int level) const {
+  if (level > kMaxNesting) fail("values nested more than ", kMaxNesting, " levels deep (the limit)");
   switch (kind_) {
-    case Kind::Undefined: return "Undefined";
-    case Kind::None: return "None";
-    case Kind::Bool: return b_ ? "True" : "False";
-    case Kind::Int: return std::to_string(i_);
-    case Kind::Float: return pystr::float_repr(f_);
-    case Kind::String: return pystr::repr(s_);
+    case Kind::Undefined: out.append("Undefined"); return;
+    case Kind::None: out.append("None"); return;
+    case Kind::Bool: out.append(b_ ? "True" : "False"); return;
+    case Kind::Int: out.append(std::to_string(i_)); return;
+    case Kind::Float: out.append(pystr::float_repr(f_)); return;
+    case Kind::String: out.append(pystr::repr(*s_)); return;
     case Kind::List: {
-      std::string out = tuple_ ? "(" : "[";
+      out.append(tuple_ ? "(" : "[");
       for (size_t i = 0; i < list_->size(); ++i) {
-        if (i) out += ", ";
-        out += (*list_)[i].repr();
+        if (i) out.append(", ");
+        (*list_)[i].repr_into(out, level + 1);
       }
-      if (tuple_ && list_->size() == 1) out += ",";
-      return out + (tuple_ ? ")" : "]");
+      if (tuple_ && list_->size() == 1) out.append(",");
+      out.append(tuple_ ? ")" : "]");
+      return;
     }
     case Kind::Dict:
     case Kind::Namespace: {
       const ValueDict& d = kind_ == Kind::Dict ? *dict_ : *ns_;
-      std::string out = "{";
+      out.append(kind_ == Kind::Dict ? "{" : "<Namespace {");
       for (size_t i = 0; i < d.items.size(); ++i) {
-        if (i) out += ", ";
-        out += pystr::repr(d.items[i].first) + ": " + d.items[i].second.repr();
+        if (i) out.append(", ");
+        out.append(pystr::repr(d.items[i].first));
+        out.append(": ");
+        d.items[i].second.repr_into(out, level + 1);
       }
-      out += "}";
-      return kind_ == Kind::Dict ? out : "<Namespace " + out + ">";
+      out.append(kind_ == Kind::Dict ? "}" : "}>");
+      return;
     }
-    case Kind::Callable: return "<function " + fn_->name + ">";
+    case Kind::Callable: out.append("<function " + fn_->name + ">"); return;
   }
-  return "";
 }
 
-bool Value::equals(const Value& o) const {
+bool Value::equals(const Value& o, Budget& budget) const {
+  budget.step();
   if (is_number() && o.is_number()) {
     if (kind_ == Kind::Float || o.kind_ == Kind::Float) return as_float() == o.as_float();
     return as_int() == o.as_int();
@@ -157,19 +189,25 @@ bool Value::equals(const Value& o) const {
   switch (kind_) {
     case Kind::Undefined:
     case Kind::None: return true;
-    case Kind::String: return s_ == o.s_;
+    case Kind::String:
+      if (s_ == o.s_) return true;  // the same shared string
+      budget.bytes(std::min(s_->size(), o.s_->size()));
+      return *s_ == *o.s_;
     case Kind::List: {
+      if (list_ == o.list_) return true;
       if (tuple_ != o.tuple_ || list_->size() != o.list_->size()) return false;
       for (size_t i = 0; i < list_->size(); ++i)
-        if (!(*list_)[i].equals((*o.list_)[i])) return false;
+        if (!(*list_)[i].equals((*o.list_)[i], budget)) return false;
       return true;
     }
     case Kind::Dict: {
-      // Python dict equality ignores order.
+      if (dict_ == o.dict_) return true;
+      // Python dict equality ignores order; each lookup is a linear scan.
       if (dict_->items.size() != o.dict_->items.size()) return false;
       for (const auto& [k, v] : dict_->items) {
+        budget.step(static_cast<int64_t>(o.dict_->items.size()));
         const Value* ov = o.dict_->find(k);
-        if (!ov || !v.equals(*ov)) return false;
+        if (!ov || !v.equals(*ov, budget)) return false;
       }
       return true;
     }

@@ -2,8 +2,10 @@
 // The value model of the Jinja interpreter. It mirrors the Python objects a chat template sees
 // under transformers' Jinja2 environment: undefined (distinct from none), bool, int, float,
 // str, list, dict (insertion-ordered, like Python dicts), namespace() objects and callables.
-// Lists and dicts are immutable and shared (the HF environment is an ImmutableSandbox), so
-// copying a Value is cheap; only namespaces are mutable, through `set ns.attr = ...`.
+// Strings, lists and dicts are immutable and shared (the HF environment is an
+// ImmutableSandbox), so copying a Value is cheap whatever its size; only namespaces are
+// mutable, through `set ns.attr = ...`. Lists and dicts know how deeply they nest, and refuse
+// to nest deeper than kMaxNesting.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,9 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/jinja_limits.h"
+#include "core/error.h"
+
 namespace triattn::jinja {
 
 class Value;
+class Budget;
 using ValueList = std::vector<Value>;
 
 // Insertion-ordered string-keyed map; linear lookup is fine for chat-sized objects.
@@ -73,31 +79,42 @@ class Value {
   bool as_bool() const { return b_; }
   int64_t as_int() const;    // Int or Bool
   double as_float() const;   // any number
-  const std::string& str_ref() const { return s_; }  // String (or the hint of Undefined)
+  const std::string& str_ref() const { return s_ ? *s_ : empty_string(); }  // String (or the hint of Undefined)
   const ValueList& list_ref() const { return *list_; }
   const ValueDict& dict_ref() const { return *dict_; }
   ValueDict& namespace_ref() const { return *ns_; }
   const Callable& callable_ref() const { return *fn_; }
-  const std::string& undefined_hint() const { return s_; }
+  const std::string& undefined_hint() const { return str_ref(); }
+  // Levels of lists and dicts inside this value: 0 for a scalar, 1 for [1, 2], 2 for [[1]].
+  int depth() const { return depth_; }
 
   // Python truthiness (undefined is false).
   bool truthy() const;
-  // Python str(): what `{{ value }}` prints. Undefined prints as "".
+  // Python str(): what `{{ value }}` prints. Undefined prints as "". Throws Error past
+  // kMaxStringBytes (a small list that shares one big string many times prints huge).
   std::string to_str() const;
-  // Python repr(), used inside str() of containers.
+  // Python repr(), used inside str() of containers; the same limit.
   std::string repr() const;
-  // Python ==, with 1 == 1.0 == True; undefined equals only undefined.
-  bool equals(const Value& o) const;
+  // Python ==, with 1 == 1.0 == True; undefined equals only undefined. Charges the budget
+  // for each item compared: shared parts make a deep comparison much bigger than the values.
+  bool equals(const Value& o, Budget& budget) const;
   // A short type name for error messages ("str", "list", "dict", ...).
   std::string type_name() const;
 
  private:
+  static const std::string& empty_string();
+  void repr_into(CappedString& out, int level) const;
+  // Depth of a new list or dict whose deepest item has depth `deepest_item`; throws Error
+  // past kMaxNesting.
+  static uint16_t container_depth(int deepest_item);
+
   Kind kind_ = Kind::Undefined;
   bool b_ = false;
   bool tuple_ = false;
+  uint16_t depth_ = 0;
   int64_t i_ = 0;
   double f_ = 0;
-  std::string s_;
+  std::shared_ptr<const std::string> s_;
   std::shared_ptr<const ValueList> list_;
   std::shared_ptr<const ValueDict> dict_;
   std::shared_ptr<ValueDict> ns_;
@@ -106,8 +123,10 @@ class Value {
 
 // Converts parsed JSON (nlohmann::json or nlohmann::ordered_json) to a Value, keeping the key
 // order the json type has (sorted for nlohmann::json, insertion order for ordered_json).
+// Throws Error for JSON nested deeper than kMaxNesting (it comes from requests).
 template <class Json>
-Value value_from_json(const Json& j) {
+Value value_from_json(const Json& j, int level = 0) {
+  if (level > kMaxNesting) fail("chat template variables nested more than ", kMaxNesting, " levels deep");
   switch (j.type()) {
     case nlohmann::json::value_t::null: return Value::none();
     case nlohmann::json::value_t::boolean: return Value::boolean(j.template get<bool>());
@@ -119,13 +138,14 @@ Value value_from_json(const Json& j) {
     case nlohmann::json::value_t::array: {
       ValueList items;
       items.reserve(j.size());
-      for (const auto& e : j) items.push_back(value_from_json(e));
+      for (const auto& e : j) items.push_back(value_from_json(e, level + 1));
       return Value::list(std::move(items));
     }
     case nlohmann::json::value_t::object: {
       ValueDict d;
       d.items.reserve(j.size());
-      for (auto it = j.begin(); it != j.end(); ++it) d.items.emplace_back(it.key(), value_from_json(it.value()));
+      for (auto it = j.begin(); it != j.end(); ++it)
+        d.items.emplace_back(it.key(), value_from_json(it.value(), level + 1));
       return Value::dict(std::move(d));
     }
     default: return Value::none();  // binary / discarded: nothing a template can use

@@ -8,24 +8,13 @@
 
 #include "chat/chat_template.h"
 #include "core/error.h"
+#include "chat_test_util.h"
 
 namespace triattn {
 namespace {
 
-std::vector<std::filesystem::path> template_files() {
-  std::vector<std::filesystem::path> out;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(TRIATTN_SHARED_DIR) + "/chat-templates"))
-    if (e.path().extension() == ".jinja") out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using test::slurp;
+using test::template_files;
 
 TEST(JinjaRobustness, EveryTruncationParsesOrThrowsError) {
   auto files = template_files();
