@@ -11,7 +11,7 @@ namespace triattn::cli {
 
 int cmd_make_model(const std::vector<std::string>& args) {
   CLI::App app{"Write a random-weight model (GGUF or Hugging Face directory)", "triattn make-model"};
-  std::string preset, format = "gguf", type = "q8_0", out;
+  std::string preset, format = "gguf", type, out;
   MakerOptions opt;
   int layers = 0, ctx = 0, vocab = 0;
   app.add_option("--preset", preset,
@@ -19,9 +19,12 @@ int cmd_make_model(const std::vector<std::string>& args) {
                  "tiny-qwen3")
       ->required();
   app.add_option("--format", format, "gguf or hf")->capture_default_str();
-  app.add_option("--type", type, "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, or q4_k_m (llama.cpp's "
-                 "Q4_K/Q6_K mix) (hf: f32/f16/bf16)")
-      ->capture_default_str();
+  // The default depends on the format (an HF checkpoint cannot hold q8_0), so it is chosen
+  // after parsing and spelled out here rather than captured.
+  app.add_option("--type", type,
+                 "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, or q4_k_m (llama.cpp's Q4_K/Q6_K mix); "
+                 "hf: f32, f16 or bf16 [default: " + maker_default_type("gguf") + " for gguf, " +
+                     maker_default_type("hf") + " for hf]");
   app.add_option("-o,--output", out, "output .gguf file or HF directory")->required();
   app.add_option("--seed", opt.seed, "weight seed (same seed = same model in both formats)")->capture_default_str();
   app.add_option("--layers", layers, "override the preset's layer count");
@@ -29,6 +32,7 @@ int cmd_make_model(const std::vector<std::string>& args) {
   app.add_option("--vocab", vocab, "override the preset's vocabulary size");
   if (int rc = parse(app, args); rc >= 0) return rc;
 
+  if (type.empty()) type = maker_default_type(format);  // also refuses an unknown --format
   ModelConfig cfg = model_preset(preset);
   if (layers > 0) cfg.n_layers = layers;
   if (ctx > 0) cfg.context_length = ctx;
@@ -41,10 +45,8 @@ int cmd_make_model(const std::vector<std::string>& args) {
   if (opt.q4_k_m && format != "gguf") fail("--type q4_k_m is a GGUF mix; HF checkpoints are f32, f16 or bf16");
   if (format == "gguf") {
     write_random_gguf(cfg, opt, out);
-  } else if (format == "hf") {
-    write_random_hf(cfg, opt, out);
   } else {
-    fail("--format '", format, "' must be gguf or hf");
+    write_random_hf(cfg, opt, out);
   }
   std::cerr << "wrote " << out << ": " << cfg.describe() << ", " << type << "\n";
   return 0;

@@ -7,12 +7,18 @@
 
 #include "core/error.h"
 #include "formats/byte_cursor.h"
+#include "formats/ggml_type_names.h"
 #include "formats/gguf.h"
 #include "formats/gguf_types.h"
 
 namespace triattn {
 
 using namespace gguf_detail;
+
+namespace {
+// Up-front reservation for arrays and tensor lists (see read_value).
+constexpr uint64_t kReserveItems = 1u << 16;
+}  // namespace
 
 class GgufReader {
  public:
@@ -91,7 +97,10 @@ class GgufReader {
         if (count > in_.remaining() / min_encoded_size(a.elem_type))
           fail(path(), ": metadata '", key, "': array count ", count,
                " is larger than the rest of the file allows");
-        a.items.reserve(static_cast<size_t>(count));
+        // The count is bounded by the bytes left, but an item takes far more memory than its
+        // smallest encoding: reserve only what a real file needs and let a dishonest count
+        // fail on the bytes it does not have, not on the reservation.
+        a.items.reserve(static_cast<size_t>(std::min<uint64_t>(count, kReserveItems)));
         for (uint64_t i = 0; i < count; ++i) a.items.push_back(read_value(a.elem_type, key, depth + 1));
         v.value = std::move(a);
         break;
@@ -121,7 +130,7 @@ class GgufReader {
   }
 
   void read_tensor_infos() {
-    f_.tensors_.reserve(static_cast<size_t>(n_tensors_));
+    f_.tensors_.reserve(static_cast<size_t>(std::min<uint64_t>(n_tensors_, kReserveItems)));
     for (uint64_t i = 0; i < n_tensors_; ++i) {
       GgufTensorInfo t;
       t.name = read_string("tensor name");
@@ -134,7 +143,8 @@ class GgufReader {
 
       const auto dtype = dtype_from_ggml(ggml_type);
       if (!dtype)
-        fail(path(), ": tensor '", t.name, "' has unsupported ggml type ", ggml_type);
+        fail(path(), ": tensor '", t.name, "' has ggml type ", ggml_type_label(ggml_type),
+             ", which triattn does not support (supported: ", supported_ggml_types(), ")");
       t.type = *dtype;
       // Empty dims are refused (no model has them, and TensorView divides by the row
       // length); every partial product must fit in int64 (TensorView multiplies them).
@@ -151,8 +161,15 @@ class GgufReader {
              dtype_name(t.type), " block size ", block_size(t.type));
       uint64_t rows = 1;
       for (uint32_t d = 1; d < n_dims; ++d) rows *= ne[d];
-      t.nbytes = static_cast<size_t>(
-          checked_mul(row_bytes(t.type, static_cast<int64_t>(ne[0])), rows, path() + ": tensor " + t.name));
+      // In 64 bits, checked: row_bytes() itself would wrap for a row of 2^62 f32 values,
+      // and a wrapped size would pass the bounds check below.
+      const uint64_t blocks = ne[0] / static_cast<uint64_t>(block_size(t.type));
+      uint64_t row = 0, total = 0;
+      if (__builtin_mul_overflow(blocks, static_cast<uint64_t>(block_bytes(t.type)), &row) ||
+          __builtin_mul_overflow(row, rows, &total))
+        fail(path(), ": tensor '", t.name, "' (", rows, " rows of ", ne[0], " ", dtype_name(t.type),
+             " values) needs more than 2^64 bytes; the file has ", in_.size());
+      t.nbytes = static_cast<size_t>(total);
       for (int d = static_cast<int>(n_dims) - 1; d >= 0; --d) t.shape.push_back(static_cast<int64_t>(ne[d]));
 
       if (!f_.tensor_index_.emplace(t.name, f_.tensors_.size()).second)

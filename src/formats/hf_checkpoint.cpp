@@ -44,6 +44,7 @@ HfCheckpoint HfCheckpoint::open(const std::string& dir) {
   };
 
   if (fs::exists(index_path)) {
+    ck.source_ = index_path.string();
     const nlohmann::json index = read_json_file(index_path);
     if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
       fail(index_path.string(), ": no \"weight_map\" object");
@@ -63,6 +64,7 @@ HfCheckpoint HfCheckpoint::open(const std::string& dir) {
     }
     if (shards.empty()) fail(index_path.string(), ": weight_map is empty");
   } else if (fs::exists(single_path)) {
+    ck.source_ = single_path.string();
     add_shard(single_path);
   } else {
     fail(dir, ": no model.safetensors or model.safetensors.index.json");

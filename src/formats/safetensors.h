@@ -54,6 +54,8 @@ class HfCheckpoint {
   const SafetensorsTensor* find(const std::string& name) const;
   std::vector<std::string> names() const;  // stored tensors only, sorted
   size_t shard_count() const { return shards_.size(); }
+  // The file that lists the tensors, for messages: model.safetensors or the index json.
+  const std::string& source() const { return source_; }
   // Union of the shards' __metadata__.
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
@@ -61,6 +63,7 @@ class HfCheckpoint {
   std::vector<std::shared_ptr<SafetensorsFile>> shards_;
   std::map<std::string, const SafetensorsTensor*> index_;
   std::map<std::string, std::string> metadata_;
+  std::string source_;
 };
 
 class SafetensorsWriter {

@@ -18,7 +18,7 @@ constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 
 uint64_t json_uint(const nlohmann::json& j, const std::string& path, const std::string& what) {
   if (!j.is_number_unsigned() && !(j.is_number_integer() && j.get<int64_t>() >= 0))
-    fail(path, ": ", what, " is not a non-negative integer");
+    fail(path, ": ", what, " must be a non-negative integer, got ", j.dump().substr(0, 60));
   return j.get<uint64_t>();
 }
 }  // namespace

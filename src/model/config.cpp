@@ -75,29 +75,38 @@ float ModelConfig::rope_attn_factor() const {
   return static_cast<float>(0.1 * std::log(rope_scaling.factor) + 1.0);
 }
 
-void ModelConfig::validate() const {
-  auto positive = [&](const char* field, int64_t v) {
-    if (v <= 0) fail("model config: ", field, " must be positive, got ", v);
-  };
-  positive("n_layers", n_layers);
-  positive("n_embd", n_embd);
-  positive("n_ff", n_ff);
-  positive("n_heads", n_heads);
-  positive("n_kv_heads", n_kv_heads);
-  positive("head_dim", head_dim);
-  positive("vocab_size", vocab_size);
+int checked_dim(const std::string& where, const std::string& key, int64_t value, int64_t max) {
+  if (value < 1 || value > max)
+    fail(where, ": ", key, " is ", value, "; it must be a whole number from 1 to ", max);
+  return static_cast<int>(value);
+}
+
+void ModelConfig::validate(const std::string& where) const {
+  auto in_range = [&](const char* field, int64_t v, int64_t max) { checked_dim(where, field, v, max); };
+  in_range("n_layers", n_layers, ModelLimits::n_layers);
+  in_range("n_embd", n_embd, ModelLimits::n_embd);
+  in_range("n_ff", n_ff, ModelLimits::n_ff);
+  in_range("n_heads", n_heads, ModelLimits::n_heads);
+  in_range("n_kv_heads", n_kv_heads, ModelLimits::n_heads);
+  in_range("head_dim", head_dim, ModelLimits::head_dim);
+  in_range("vocab_size", vocab_size, ModelLimits::vocab_size);
+  in_range("context_length", context_length, ModelLimits::context_length);
   if (n_heads % n_kv_heads != 0)
-    fail("model config: n_heads (", n_heads, ") is not a multiple of n_kv_heads (", n_kv_heads, ")");
-  if (head_dim % 2 != 0) fail("model config: head_dim must be even for RoPE, got ", head_dim);
-  if (!(rope_theta > 0)) fail("model config: rope theta must be positive, got ", rope_theta);
-  if (!(rms_eps > 0)) fail("model config: rms_norm_eps must be positive, got ", rms_eps);
-  if (rope_scaling.type != RopeScalingType::None && !(rope_scaling.factor > 0))
-    fail("model config: rope scaling factor must be positive, got ", rope_scaling.factor);
+    fail(where, ": n_heads (", n_heads, ") is not a multiple of n_kv_heads (", n_kv_heads, ")");
+  if (head_dim % 2 != 0) fail(where, ": head_dim must be even for RoPE, got ", head_dim);
+  if (!(rope_theta > 0) || !std::isfinite(rope_theta))
+    fail(where, ": rope theta must be a positive number, got ", rope_theta);
+  if (!(rms_eps > 0) || !std::isfinite(rms_eps)) fail(where, ": rms_norm_eps must be a positive number, got ", rms_eps);
+  if (rope_scaling.type != RopeScalingType::None && (!(rope_scaling.factor > 0) || !std::isfinite(rope_scaling.factor)))
+    fail(where, ": rope scaling factor must be a positive number, got ", rope_scaling.factor);
+  if (rope_scaling.original_context < 0 || rope_scaling.original_context > ModelLimits::context_length)
+    fail(where, ": rope scaling original context length is ", rope_scaling.original_context,
+         "; it must be from 0 (none) to ", ModelLimits::context_length);
   if (rope_scaling.type == RopeScalingType::Llama3 &&
       (rope_scaling.original_context <= 0 || rope_scaling.high_freq_factor <= rope_scaling.low_freq_factor))
-    fail("model config: llama3 rope scaling needs original_max_position_embeddings > 0 and high_freq_factor > low_freq_factor");
-  if (!rope_freq_factors.empty() && static_cast<int>(rope_freq_factors.size()) != head_dim / 2)
-    fail("model config: rope_freqs has ", rope_freq_factors.size(), " entries, expected head_dim/2 = ", head_dim / 2);
+    fail(where, ": llama3 rope scaling needs original_max_position_embeddings > 0 and high_freq_factor > low_freq_factor");
+  if (!rope_freq_factors.empty() && static_cast<int64_t>(rope_freq_factors.size()) != head_dim / 2)
+    fail(where, ": rope_freqs has ", rope_freq_factors.size(), " entries, expected head_dim/2 = ", head_dim / 2);
 }
 
 std::string ModelConfig::describe() const {

@@ -21,6 +21,26 @@ struct RopeScaling {
   float attn_factor = 0.0f;       // yarn: mscale override; 0 = derive 0.1*ln(factor)+1
 };
 
+// The largest value accepted for each dimension. Far above any real model (the largest have
+// ~126 layers, n_embd 16384, n_ff 53248, 128 heads, head_dim 256, 256k tokens, 10M context),
+// yet small enough that no product of two overflows 64 bits and that no count read from a
+// file header sizes an allocation (a layer table, a vocabulary) before the tensors in the
+// file have been checked against it: a corrupted value fails here, by name.
+struct ModelLimits {
+  static constexpr int64_t n_layers = 4096;
+  static constexpr int64_t n_embd = 1 << 20;
+  static constexpr int64_t n_ff = 1 << 22;
+  static constexpr int64_t n_heads = 1 << 14;
+  static constexpr int64_t head_dim = 1 << 14;
+  static constexpr int64_t vocab_size = 1 << 24;
+  static constexpr int64_t context_length = (int64_t{1} << 31) - 1;  // positions are int32
+};
+
+// A dimension as a file stores it, checked in the file's own width BEFORE it is narrowed to
+// int (so 0xffffffff reads as 4294967295, not -1): throws
+// "<where>: <key> is <value>; it must be a whole number from 1 to <max>".
+int checked_dim(const std::string& where, const std::string& key, int64_t value, int64_t max);
+
 struct ModelConfig {
   std::string arch;  // "llama", "qwen2", "qwen3" (identity for stats files and messages)
   std::string name;  // general.name or directory name
@@ -46,8 +66,9 @@ struct ModelConfig {
   std::vector<float> rope_freqs() const;
   // YaRN attention factor (mscale); 1 for other scalings. Enters scores as its square (fs²).
   float rope_attn_factor() const;
-  // Throws Error naming the first inconsistent field.
-  void validate() const;
+  // Throws Error naming the first inconsistent or out-of-range field (ModelLimits), prefixed
+  // with `where` (a loader passes its file).
+  void validate(const std::string& where = "model config") const;
   std::string describe() const;  // one line for logs
 };
 

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "formats/gguf.h"
 #include "model/loaders.h"
+#include "model/tensor_census.h"
 #include "model/weight_prep.h"
 #include "tokenizer/tokenizer.h"
 
@@ -47,24 +48,49 @@ void load_gguf_model(Model& m, const std::string& path) {
 
   ModelConfig& c = m.config_;
   const std::string k = arch + ".";
+  // Integers are range-checked at the width the file stores them (get_int gives the exact
+  // value), before they are narrowed to the config's ints.
+  auto dim = [&](const std::string& key, int64_t max) { return checked_dim(path, key, gguf->get_int(key), max); };
+  auto dim_or = [&](const std::string& key, int64_t max, int fallback) {
+    return gguf->has(key) ? dim(key, max) : fallback;
+  };
+  using Lim = ModelLimits;
   c.arch = arch;
   c.name = gguf->get_string_opt("general.name").value_or(std::filesystem::path(path).stem().string());
-  c.n_layers = static_cast<int>(gguf->get_int(k + "block_count"));
-  c.n_embd = static_cast<int>(gguf->get_int(k + "embedding_length"));
-  c.n_ff = static_cast<int>(gguf->get_int(k + "feed_forward_length"));
-  c.n_heads = static_cast<int>(gguf->get_int(k + "attention.head_count"));
-  c.n_kv_heads = static_cast<int>(gguf->get_int_opt(k + "attention.head_count_kv").value_or(c.n_heads));
-  c.head_dim = c.n_heads > 0 ? c.n_embd / c.n_heads : 0;
-  c.head_dim = static_cast<int>(gguf->get_int_opt(k + "attention.key_length").value_or(c.head_dim));
-  c.context_length = gguf->get_int_opt(k + "context_length").value_or(2048);
+  c.n_layers = dim(k + "block_count", Lim::n_layers);
+  c.n_embd = dim(k + "embedding_length", Lim::n_embd);
+  c.n_ff = dim(k + "feed_forward_length", Lim::n_ff);
+  c.n_heads = dim(k + "attention.head_count", Lim::n_heads);
+  c.n_kv_heads = dim_or(k + "attention.head_count_kv", Lim::n_heads, c.n_heads);
+  if (gguf->has(k + "attention.key_length")) {
+    c.head_dim = dim(k + "attention.key_length", Lim::head_dim);
+  } else {
+    // llama.cpp's default; a remainder would silently drop columns, so it is refused.
+    if (c.n_embd % c.n_heads != 0)
+      fail(path, ": ", k, "embedding_length ", c.n_embd, " is not a multiple of ", k, "attention.head_count ",
+           c.n_heads, " and ", k, "attention.key_length is not given");
+    c.head_dim = c.n_embd / c.n_heads;
+  }
+  if (gguf->has(k + "attention.value_length")) {
+    const int v = dim(k + "attention.value_length", Lim::head_dim);
+    if (v != c.head_dim)
+      fail(path, ": ", k, "attention.value_length ", v, " differs from the key head size ", c.head_dim,
+           " (separate value head sizes are not supported)");
+  }
+  if (gguf->has(k + "rope.dimension_count")) {
+    const int dims = dim(k + "rope.dimension_count", Lim::head_dim);
+    if (dims != c.head_dim)
+      fail(path, ": ", k, "rope.dimension_count ", dims, " differs from head_dim ", c.head_dim,
+           dims < c.head_dim ? " (partial RoPE is not supported)"
+                             : " (RoPE cannot rotate more dimensions than a head has)");
+  }
+  c.context_length = dim_or(k + "context_length", Lim::context_length, 2048);
   c.rms_eps = static_cast<float>(gguf->get_float_opt(k + "attention.layer_norm_rms_epsilon").value_or(1e-5));
   c.rope_theta = static_cast<float>(gguf->get_float_opt(k + "rope.freq_base").value_or(10000.0));
-  if (auto dims = gguf->get_int_opt(k + "rope.dimension_count"); dims && *dims != c.head_dim)
-    fail(path, ": partial RoPE (rope.dimension_count ", *dims, " < head_dim ", c.head_dim, ") is not supported");
   RopeScaling& rs = c.rope_scaling;
   rs.type = scaling_from_name(path, gguf->get_string_opt(k + "rope.scaling.type").value_or("none"));
   rs.factor = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.factor").value_or(1.0));
-  rs.original_context = gguf->get_int_opt(k + "rope.scaling.original_context_length").value_or(0);
+  rs.original_context = dim_or(k + "rope.scaling.original_context_length", Lim::context_length, 0);
   rs.low_freq_factor = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.low_freq_factor").value_or(1.0));
   rs.high_freq_factor = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.high_freq_factor").value_or(4.0));
   rs.beta_fast = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.yarn_beta_fast").value_or(32.0));
@@ -73,9 +99,17 @@ void load_gguf_model(Model& m, const std::string& path) {
   c.qkv_bias = traits->qkv_bias;
   c.qk_norm = traits->qk_norm;
 
+  std::vector<std::string> names;
+  for (const GgufTensorInfo& t : gguf->tensors()) names.push_back(t.name);
+  TensorCensus census(names, "blk.");
+  // Before the layer table is sized by block_count.
+  census.check_layer_count(c.n_layers, path + ": " + k + "block_count", "the file");
+
   auto tensor = [&](const std::string& name) -> TensorView {
     const GgufTensorInfo* t = gguf->find_tensor(name);
-    return t ? t->view() : TensorView{};
+    if (!t) return TensorView{};
+    census.mark_used(name);
+    return t->view();
   };
   auto required = [&](const std::string& name) -> TensorView {
     TensorView t = tensor(name);
@@ -86,7 +120,15 @@ void load_gguf_model(Model& m, const std::string& path) {
   ModelWeights& w = m.weights_;
   w.tok_embd = required("token_embd.weight");
   if (w.tok_embd.shape.size() != 2) fail(path, ": token_embd.weight must be 2-D");
-  c.vocab_size = static_cast<int>(w.tok_embd.shape[0]);
+  // The vocabulary size is the embedding's row count; a <arch>.vocab_size key, where a
+  // converter wrote one, must agree (llama.cpp sizes the embedding by it).
+  c.vocab_size = checked_dim(path, "the row count of token_embd.weight", w.tok_embd.shape[0], Lim::vocab_size);
+  if (gguf->has(k + "vocab_size") && gguf->get_int(k + "vocab_size") != c.vocab_size)
+    fail(path, ": ", k, "vocab_size ", gguf->get_int(k + "vocab_size"), " differs from the ", c.vocab_size,
+         " rows of token_embd.weight");
+  if (w.tok_embd.shape[1] != c.n_embd)
+    fail(path, ": token_embd.weight has rows of ", w.tok_embd.shape[1], " values but ", k, "embedding_length is ",
+         c.n_embd);
   w.output_norm = prep_f32(m, required("output_norm.weight"));
   w.output = tensor("output.weight");
   c.tied_embeddings = w.output.empty();
@@ -96,7 +138,7 @@ void load_gguf_model(Model& m, const std::string& path) {
     const auto* p = static_cast<const float*>(f32.data);
     c.rope_freq_factors.assign(p, p + f32.numel());
   }
-  c.validate();
+  c.validate(path);
 
   w.layers.resize(static_cast<size_t>(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) {
@@ -129,6 +171,7 @@ void load_gguf_model(Model& m, const std::string& path) {
       L.bk = prep_unpermute_rows(m, L.bk, c.n_kv_heads, c.head_dim);
     }
   }
+  if (auto unused = census.unused_report(path)) m.warnings_.push_back(*unused);
   m.tokenizer_ = load_tokenizer_gguf(*gguf);
 }
 

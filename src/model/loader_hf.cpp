@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "formats/json_fields.h"
 #include "formats/safetensors.h"
 #include "model/loaders.h"
+#include "model/tensor_census.h"
 #include "model/weight_prep.h"
 #include "tokenizer/tokenizer.h"
 
@@ -29,88 +31,103 @@ json read_json(const std::string& path) {
   }
 }
 
-template <class T>
-T get_or(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
-}
-
-void parse_rope_scaling(const json& cfg, RopeScaling& rs, const std::string& path) {
-  auto it = cfg.find("rope_scaling");
-  if (it == cfg.end() || it->is_null()) return;
-  const json& r = *it;
-  std::string type = get_or<std::string>(r, "rope_type", get_or<std::string>(r, "type", "default"));
+void parse_rope_scaling(const JsonFields& cfg, RopeScaling& rs) {
+  const std::optional<JsonFields> r = cfg.object_or_none("rope_scaling");
+  if (!r) return;
+  const std::string type = r->text_or("rope_type", r->text_or("type", "default"));
   if (type == "default") return;
   if (type == "linear") rs.type = RopeScalingType::Linear;
   else if (type == "llama3") rs.type = RopeScalingType::Llama3;
   else if (type == "yarn") rs.type = RopeScalingType::Yarn;
-  else fail(path, ": rope_scaling type '", type, "' is not supported (linear, llama3, yarn)");
-  rs.factor = get_or<float>(r, "factor", 1.0f);
-  rs.original_context = get_or<int64_t>(r, "original_max_position_embeddings", 0);
-  rs.low_freq_factor = get_or<float>(r, "low_freq_factor", 1.0f);
-  rs.high_freq_factor = get_or<float>(r, "high_freq_factor", 4.0f);
-  rs.beta_fast = get_or<float>(r, "beta_fast", 32.0f);
-  rs.beta_slow = get_or<float>(r, "beta_slow", 1.0f);
-  rs.attn_factor = get_or<float>(r, "attention_factor", 0.0f);
+  else fail(cfg.file(), ": rope_scaling type '", type, "' is not supported (linear, llama3, yarn)");
+  rs.factor = r->positive_float_or("factor", 1.0f);
+  rs.original_context = r->positive_int_or("original_max_position_embeddings", ModelLimits::context_length, 0);
+  rs.low_freq_factor = r->positive_float_or("low_freq_factor", 1.0f);
+  rs.high_freq_factor = r->positive_float_or("high_freq_factor", 4.0f);
+  rs.beta_fast = r->positive_float_or("beta_fast", 32.0f);
+  rs.beta_slow = r->positive_float_or("beta_slow", 1.0f);
+  rs.attn_factor = r->positive_float_or("attention_factor", 0.0f);
+}
+
+// config.json -> ModelConfig. Every value is range-checked as read (JsonFields), so nothing
+// is truncated or wrapped on its way into the config's ints.
+void parse_config(const JsonFields& cfg, const std::string& dir, ModelConfig& c) {
+  const std::string type = cfg.text("model_type");
+  if (type == "llama" || type == "mistral") c.arch = "llama";
+  else if (type == "qwen2") c.arch = "qwen2";
+  else if (type == "qwen3") c.arch = "qwen3";
+  else fail(cfg.file(), ": model_type '", type, "' is not supported (llama, mistral, qwen2, qwen3)");
+  c.name = std::filesystem::path(dir).filename().string();
+  if (c.name.empty()) c.name = std::filesystem::path(dir).parent_path().filename().string();
+  using Lim = ModelLimits;
+  c.n_layers = static_cast<int>(cfg.positive_int("num_hidden_layers", Lim::n_layers));
+  c.n_embd = static_cast<int>(cfg.positive_int("hidden_size", Lim::n_embd));
+  c.n_ff = static_cast<int>(cfg.positive_int("intermediate_size", Lim::n_ff));
+  c.n_heads = static_cast<int>(cfg.positive_int("num_attention_heads", Lim::n_heads));
+  c.n_kv_heads = static_cast<int>(cfg.positive_int_or("num_key_value_heads", Lim::n_heads, c.n_heads));
+  if (cfg.has("head_dim")) {
+    c.head_dim = static_cast<int>(cfg.positive_int("head_dim", Lim::head_dim));
+  } else {
+    // transformers' default; a remainder would silently drop columns, so it is refused.
+    if (c.n_embd % c.n_heads != 0)
+      fail(cfg.file(), ": 'hidden_size' ", c.n_embd, " is not a multiple of 'num_attention_heads' ", c.n_heads,
+           " and 'head_dim' is not given");
+    c.head_dim = c.n_embd / c.n_heads;
+  }
+  c.vocab_size = static_cast<int>(cfg.positive_int("vocab_size", Lim::vocab_size));
+  c.context_length = cfg.positive_int_or("max_position_embeddings", Lim::context_length, 2048);
+  c.rms_eps = cfg.positive_float_or("rms_norm_eps", 1e-6f);
+  c.rope_theta = cfg.positive_float_or("rope_theta", 10000.0f);
+  c.tied_embeddings = cfg.bool_or("tie_word_embeddings", false);
+  c.qkv_bias = c.arch == "qwen2" ? true : cfg.bool_or("attention_bias", false);
+  c.qk_norm = c.arch == "qwen3";
+  const std::string act = cfg.text_or("hidden_act", "silu");
+  if (act != "silu") fail(cfg.file(), ": hidden_act '", act, "' is not supported (silu)");
+  parse_rope_scaling(cfg, c.rope_scaling);
+  c.validate(cfg.file());
 }
 
 }  // namespace
 
 void load_hf_model(Model& m, const std::string& dir) {
   const std::string cfg_path = (std::filesystem::path(dir) / "config.json").string();
-  const json cfg = read_json(cfg_path);
+  const json cfg_json = read_json(cfg_path);
   ModelConfig& c = m.config_;
-  try {
-    const std::string type = get_or<std::string>(cfg, "model_type", "");
-    if (type == "llama" || type == "mistral") c.arch = "llama";
-    else if (type == "qwen2") c.arch = "qwen2";
-    else if (type == "qwen3") c.arch = "qwen3";
-    else fail(cfg_path, ": model_type '", type, "' is not supported (llama, mistral, qwen2, qwen3)");
-    c.name = std::filesystem::path(dir).filename().string();
-    if (c.name.empty()) c.name = std::filesystem::path(dir).parent_path().filename().string();
-    c.n_layers = cfg.at("num_hidden_layers").get<int>();
-    c.n_embd = cfg.at("hidden_size").get<int>();
-    c.n_ff = cfg.at("intermediate_size").get<int>();
-    c.n_heads = cfg.at("num_attention_heads").get<int>();
-    c.n_kv_heads = get_or<int>(cfg, "num_key_value_heads", c.n_heads);
-    c.head_dim = get_or<int>(cfg, "head_dim", c.n_heads > 0 ? c.n_embd / c.n_heads : 0);
-    c.vocab_size = cfg.at("vocab_size").get<int>();
-    c.context_length = get_or<int64_t>(cfg, "max_position_embeddings", 2048);
-    c.rms_eps = get_or<float>(cfg, "rms_norm_eps", 1e-6f);
-    c.rope_theta = get_or<float>(cfg, "rope_theta", 10000.0f);
-    c.tied_embeddings = get_or<bool>(cfg, "tie_word_embeddings", false);
-    c.qkv_bias = c.arch == "qwen2" ? true : get_or<bool>(cfg, "attention_bias", false);
-    c.qk_norm = c.arch == "qwen3";
-    const std::string act = get_or<std::string>(cfg, "hidden_act", "silu");
-    if (act != "silu") fail(cfg_path, ": hidden_act '", act, "' is not supported (silu)");
-    parse_rope_scaling(cfg, c.rope_scaling, cfg_path);
-  } catch (const nlohmann::json::exception& e) {
-    fail(cfg_path, ": ", e.what());
-  }
-  c.validate();
+  parse_config(JsonFields(cfg_json, cfg_path), dir, c);
 
   auto ckpt = std::make_shared<HfCheckpoint>(HfCheckpoint::open(dir));
   m.keep_alive_.push_back(ckpt);
+  const std::string& source = ckpt->source();
+  TensorCensus census(ckpt->names(), "model.layers.");
+  // Before the layer table is sized by the config.
+  census.check_layer_count(c.n_layers, cfg_path, source);
+
   auto tensor = [&](const std::string& name) -> TensorView {
     const SafetensorsTensor* t = ckpt->find(name);
-    return t ? t->view() : TensorView{};
+    if (!t) return TensorView{};
+    census.mark_used(t->name);  // a tied alias marks the tensor it resolves to
+    return t->view();
   };
   auto required = [&](const std::string& name) -> TensorView {
     TensorView t = tensor(name);
-    if (t.empty()) fail(dir, ": tensor '", name, "' is missing");
+    if (t.empty()) fail(source, ": tensor '", name, "' is missing");
     return t;
   };
 
   ModelWeights& w = m.weights_;
-  w.tok_embd = tensor("model.embed_tokens.weight");
-  w.output = tensor("lm_head.weight");
-  // Tied checkpoints may store only one of the two (TinyStories keeps only lm_head).
-  if (w.tok_embd.empty() && c.tied_embeddings) w.tok_embd = w.output;
-  if (w.tok_embd.empty()) fail(dir, ": tensor 'model.embed_tokens.weight' is missing");
-  if (c.tied_embeddings || w.output.empty()) {
-    if (!c.tied_embeddings) fail(dir, ": tensor 'lm_head.weight' is missing and embeddings are not tied");
+  if (c.tied_embeddings) {
+    // Tied checkpoints may store only one of the two (TinyStories keeps only lm_head).
+    const bool has_embed = ckpt->find("model.embed_tokens.weight") != nullptr;
+    w.tok_embd = has_embed ? tensor("model.embed_tokens.weight") : tensor("lm_head.weight");
+    if (w.tok_embd.empty())
+      fail(source, ": tensor 'model.embed_tokens.weight' is missing (and so is 'lm_head.weight')");
     w.output = w.tok_embd;
+  } else {
+    w.tok_embd = required("model.embed_tokens.weight");
+    w.output = tensor("lm_head.weight");
+    if (w.output.empty())
+      fail(source, ": tensor 'lm_head.weight' is missing and embeddings are not tied (tie_word_embeddings in ",
+           cfg_path, ")");
   }
   w.output_norm = prep_f32(m, required("model.norm.weight"));
   w.layers.resize(static_cast<size_t>(c.n_layers));
@@ -136,6 +153,7 @@ void load_hf_model(Model& m, const std::string& dir) {
       L.k_norm = prep_f32(m, required(b + "self_attn.k_norm.weight"));
     }
   }
+  if (auto unused = census.unused_report(source)) m.warnings_.push_back(*unused);
   m.tokenizer_ = load_tokenizer_hf_dir(dir);
 }
 

@@ -173,6 +173,12 @@ void write_text(const std::filesystem::path& p, const std::string& text) {
 
 }  // namespace
 
+std::string maker_default_type(const std::string& format) {
+  if (format == "gguf") return "q8_0";
+  if (format == "hf") return "f32";
+  fail("--format '", format, "' must be gguf or hf");
+}
+
 DType maker_matrix_type(const MakerOptions& opt, const std::string& gguf_name, int layer,
                         int n_layers, bool output, int64_t cols) {
   DType want = opt.weight_type;

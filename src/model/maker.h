@@ -29,6 +29,11 @@ struct MakerOptions {
   bool q4_k_m = false;
 };
 
+// The weight type make-model writes when none is asked for: "q8_0" for "gguf" (what
+// llama.cpp users mostly run), "f32" for "hf" (HF checkpoints hold only f32/f16/bf16, and
+// f32 keeps the copy exact for the reference tests). Throws Error for another format.
+std::string maker_default_type(const std::string& format);
+
 // The type a GGUF matrix gets: opt's weight type or the Q4_K_M recipe, falling back to
 // Q8_0 (then F16) when its rows are not a whole number of blocks. `layer` is -1 for the
 // embedding and output matrices; `output` is true for the output matrix (or a tied embedding).

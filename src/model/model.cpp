@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/read_file.h"
 #include "model/loaders.h"
 #include "model/weight_prep.h"
 #include "model/weight_repack.h"
@@ -32,12 +33,11 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const LoadOpti
       fail(path, ": directory has no config.json (expected a Hugging Face model directory)");
     load_hf_model(*m, path);
   } else {
+    require_regular_file(path);  // a FIFO or device would block or stream forever below
     const std::string magic = file_magic(path);
     if (magic == "GGUF") {
       load_gguf_model(*m, path);
-    } else if (magic == "ak42") {
-      fail(path, ": llama2.c int8 (runq version 2) checkpoints are not supported; use the fp32 .bin");
-    } else if (fs::path(path).extension() == ".bin") {
+    } else if (magic == "ak42" || fs::path(path).extension() == ".bin") {  // llama2.c: versioned or legacy
       load_llama2c_model(*m, path);
     } else {
       fail(path, ": unknown model format (expected a .gguf file, a Hugging Face directory or a llama2.c .bin)");

@@ -54,12 +54,15 @@ class Model {
   // first: "q8_0", "q4_k+q6_k".
   std::string weight_type_name() const;
   size_t weight_bytes() const;           // bytes of all weight tensors read per token
+  // What the loader noticed but did not refuse (unused tensors, ...); frontends print them.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
   // Loader internals (model/loader_*.cpp) fill these.
   ModelConfig config_;
   ModelWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::string path_;
+  std::vector<std::string> warnings_;
   std::vector<std::shared_ptr<void>> keep_alive_;        // mmaps / files the views point into
   std::vector<const MappedFile*> mapped_files_;          // those of keep_alive_ that are mmaps
   std::vector<LargeBuffer> owned_;                       // tensors rewritten at load time

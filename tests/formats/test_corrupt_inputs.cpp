@@ -56,11 +56,11 @@ void check_safetensors(const std::string& path) {
 
 void check_llama2c(const std::string& path) {
   auto ck = Llama2cCheckpoint::open(path);
-  std::vector<const TensorView*> views = {&ck->tok_embeddings, &ck->rms_final, &ck->wcls};
+  std::vector<const Llama2cTensor*> tensors = {&ck->tok_embeddings, &ck->rms_final, &ck->wcls};
   for (const auto& l : ck->layers)
-    for (const TensorView* v : {&l.rms_att, &l.wq, &l.wk, &l.wv, &l.wo, &l.rms_ffn, &l.w1, &l.w2, &l.w3})
-      views.push_back(v);
-  for (const TensorView* v : views) ASSERT_TRUE(inside(ck->file(), v->data, v->nbytes()));
+    for (const Llama2cTensor* t : {&l.rms_att, &l.wq, &l.wk, &l.wv, &l.wo, &l.rms_ffn, &l.w1, &l.w2, &l.w3})
+      tensors.push_back(t);
+  for (const Llama2cTensor* t : tensors) ASSERT_TRUE(inside(ck->file(), t->data, t->nbytes()));
 }
 
 void check_vocab(const std::string& path) {
@@ -216,6 +216,19 @@ TEST(CorruptLlama2c, HeaderOverwrites) {
   const std::string path = shared_path(test::kStories);
   const Tally t = overwrites(path, check_llama2c, 300, 4, [](test::Rng& r) -> size_t {
     return r.below(8) == 0 ? 28 + r.below(1000) : r.below(28);
+  });
+  EXPECT_GT(t.refused, 150);
+}
+
+// The int8 export: its 256-byte header (version, dims, shared byte, group size) and the
+// int8/scale data after it.
+TEST(CorruptLlama2c, Q80TruncationsAndHeaderOverwrites) {
+  const std::string path = shared_path("models/stories260k/stories260K_q80.bin");
+  const Tally a = truncations(path, check_llama2c, 512, 200);
+  EXPECT_EQ(a.opened, 0);
+  EXPECT_GT(a.refused, 700);
+  const Tally t = overwrites(path, check_llama2c, 300, 6, [](test::Rng& r) -> size_t {
+    return r.below(8) == 0 ? 256 + r.below(4000) : r.below(41);
   });
   EXPECT_GT(t.refused, 150);
 }

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "formats/format_test_util.h"
+#include "formats/ggml_type_names.h"
 #include "formats/gguf.h"
 
 namespace triattn {
@@ -409,8 +410,8 @@ TEST(GgufErrors, DuplicateKeysAndTensors) {
 }
 
 TEST(GgufErrors, TensorInfoProblems) {
-  expect_error(one_tensor(3, {32}, 0, 64), "unsupported ggml type 3");   // Q4_1: not supported
-  expect_error(one_tensor(99, {32}, 0, 64), "unsupported ggml type 99");
+  expect_error(one_tensor(3, {32}, 0, 64), "ggml type q4_1 (3), which triattn does not support");
+  expect_error(one_tensor(99, {32}, 0, 64), "ggml type unknown (99), which triattn does not support");
   expect_error(one_tensor(8, {33}, 0, 64), "block size");                 // Q8_0 rows of 33
   expect_error(one_tensor(0, {1, 1, 1, 1, 1}, 0, 64), "5 dims");
   expect_error(one_tensor(0, {0, 4}, 0, 64), "empty dimension");
@@ -419,11 +420,39 @@ TEST(GgufErrors, TensorInfoProblems) {
   expect_error(one_tensor(0, {16}, 4, 128), "alignment");
   expect_error(one_tensor(0, {1ull << 62, 1ull << 62}, 0, 64), "shape");
   expect_error(one_tensor(0, {1ull << 30, 1ull << 20}, 0, 64), "outside the data section");
+  // Sizes past 64 bits are refused by name, never wrapped into a small size that fits.
+  expect_error(one_tensor(0, {1ull << 62}, 0, 64),
+               "tensor 'w' (1 rows of 4611686018427387904 f32 values) needs more than 2^64 bytes");
+  expect_error(one_tensor(0, {1ull << 31, 1ull << 31}, 0, 64), "needs more than 2^64 bytes");
   // Fits exactly: opens.
   TempDir dir;
   test::write_bytes(dir.file("ok.gguf"), one_tensor(0, {16}, 0, 64).b);
   auto f = GgufFile::open(dir.file("ok.gguf"));
   EXPECT_EQ(f->tensors().at(0).shape, (std::vector<int64_t>{16}));
+}
+
+// An unsupported type is named, with the list of the supported ones (issue 12: a bare
+// "unsupported ggml type 10" told the user nothing).
+TEST(GgufErrors, UnsupportedTensorTypeIsNamedWithTheSupportedOnes) {
+  const std::string msg = expect_error(one_tensor(10, {256}, 0, 256), "");
+  EXPECT_NE(msg.find(": tensor 'w' has ggml type q2_k (10), which triattn does not support (supported: f32, f16, "
+                     "q4_0, q8_0, q4_k, q5_k, q6_k, i32, bf16)"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(ggml_type_label(0), "f32 (0)");
+  EXPECT_EQ(ggml_type_label(11), "q3_k (11)");
+  EXPECT_EQ(ggml_type_label(23), "iq4_xs (23)");
+  EXPECT_EQ(ggml_type_label(30), "bf16 (30)");
+  EXPECT_EQ(ggml_type_label(35), "tq2_0 (35)");
+  EXPECT_EQ(ggml_type_label(39), "mxfp4 (39)");
+  EXPECT_EQ(ggml_type_label(4), "unknown (4)");  // removed from ggml (q4_2)
+  EXPECT_EQ(ggml_type_label(0xffffffffu), "unknown (4294967295)");
+  // Every supported id has a name, and every type the reader accepts is in the list.
+  for (uint32_t id = 0; id < 64; ++id) {
+    if (const auto t = dtype_from_ggml(id)) {
+      EXPECT_NE(supported_ggml_types().find(std::string(dtype_name(*t))), std::string::npos) << id;
+    }
+  }
 }
 
 TEST(GgufErrors, OverlappingTensors) {

@@ -65,6 +65,8 @@ TEST(SafetensorsReal, HfCheckpointOnTinyStoriesDir) {
   EXPECT_EQ(ck.find("format"), nullptr);
   EXPECT_EQ(ck.find("no.such.tensor"), nullptr);
   EXPECT_EQ(ck.metadata().at("format"), "pt");
+  // Messages about the checkpoint's tensors name the file that lists them.
+  EXPECT_EQ(ck.source(), shared_path(test::kTinySafetensors));
 }
 
 TEST(SafetensorsReal, HfCheckpointMissingDirectoryContents) {
@@ -168,6 +170,7 @@ TEST(HfCheckpointSharded, OpensAllShards) {
   EXPECT_EQ(static_cast<const float*>(c->data)[0], 7.0f);
   EXPECT_EQ(static_cast<const float*>(ck.find("model.a")->data)[3], 4.0f);
   EXPECT_EQ(ck.metadata().at("format"), "pt");
+  EXPECT_EQ(ck.source(), dir.file("model.safetensors.index.json"));
 }
 
 TEST(HfCheckpointSharded, MissingShardIsAnError) {

@@ -5,7 +5,10 @@
 #include "common/temp_dir.h"
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -354,6 +357,41 @@ TEST(MakerHf, DirectoryContents) {
 TEST(MakerHf, RefusesQuantizedTypes) {
   TempDir dir;
   EXPECT_THROW(write_random_hf(model_preset("tiny-llama"), {DType::Q8_0, 1}, dir.file("hf")), Error);
+}
+
+// Each format has a default type it can hold (issue 12: `make-model --format hf` without
+// --type used to fail, the one default being q8_0).
+TEST(MakerDefaults, EachFormatGetsATypeItCanHold) {
+  EXPECT_EQ(maker_default_type("gguf"), "q8_0");
+  EXPECT_EQ(maker_default_type("hf"), "f32");
+  EXPECT_THROW(maker_default_type("onnx"), Error);
+  TempDir dir;
+  const auto hf_type = dtype_from_name(maker_default_type("hf"));
+  ASSERT_TRUE(hf_type.has_value());
+  EXPECT_NO_THROW(write_random_hf(model_preset("tiny-llama"), {*hf_type, 1}, dir.file("hf")));
+}
+
+// The command itself, as a user runs it: no --type for either format; --help shows both defaults.
+TEST(MakerDefaults, MakeModelCommandWithoutType) {
+  TempDir dir;
+  const auto run = [&](const std::string& args) {
+    const std::string cmd = std::string("'") + TRIATTN_BINARY + "' make-model " + args + " > '" +
+                            dir.file("out.txt") + "' 2>&1";
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  ASSERT_TRUE(fs::exists(TRIATTN_BINARY)) << TRIATTN_BINARY << " is not built";
+  ASSERT_EQ(run("--preset tiny-llama --format hf -o '" + dir.file("hf") + "'"), 0) << slurp(dir.file("out.txt"));
+  EXPECT_NE(slurp(dir.file("out.txt")).find(", f32"), std::string::npos) << slurp(dir.file("out.txt"));
+  auto hf = Model::load(dir.file("hf"));
+  EXPECT_EQ(hf->weight_type_name(), "f32");
+  ASSERT_EQ(run("--preset tiny-llama -o '" + dir.file("m.gguf") + "'"), 0) << slurp(dir.file("out.txt"));
+  EXPECT_EQ(Model::load(dir.file("m.gguf"))->weight_type_name(), "q8_0");
+  ASSERT_EQ(run("--help"), 0);
+  const std::string help = slurp(dir.file("out.txt"));
+  EXPECT_NE(help.find("q8_0 for gguf, f32 for hf"), std::string::npos) << help;
+  EXPECT_NE(run("--preset tiny-llama --format onnx -o '" + dir.file("x") + "'"), 0);
+  EXPECT_NE(slurp(dir.file("out.txt")).find("--format 'onnx' must be gguf or hf"), std::string::npos);
 }
 
 // Same seed, F32 both: every GGUF tensor equals its HF tensor, with llama q/k rows permuted
