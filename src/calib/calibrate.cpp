@@ -5,20 +5,30 @@
 #include "calib/stats_accumulator.h"
 #include "core/error.h"
 #include "model/forward.h"
+#include "model/weights_fingerprint.h"
 
 namespace triattn {
 
 CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> all_tokens,
                                    const CalibrateOptions& opt) {
   const ModelConfig& c = model.config();
+  if (opt.max_tokens < 0) fail("calibration: --max-tokens ", opt.max_tokens, " is negative (0 = the whole input)");
+  if (opt.window < 0) fail("calibration: --window ", opt.window, " is negative (0 = the model's context length)");
+  if (opt.chunk < 1) fail("calibration: --chunk ", opt.chunk, " must be at least 1");
   std::span<const int32_t> tokens = all_tokens;
   if (opt.max_tokens > 0 && static_cast<int64_t>(tokens.size()) > opt.max_tokens) tokens = tokens.first(opt.max_tokens);
-  if (tokens.empty()) fail("calibration: the input has no tokens");
+  const int32_t bos = model.tokenizer().bos_id();
+  const int64_t content = static_cast<int64_t>(tokens.size()) - (!tokens.empty() && bos >= 0 && tokens[0] == bos);
+  if (content < kMinCalibrationTokens)
+    fail("calibration: the input gives ", content, " token(s)", tokens.size() > static_cast<size_t>(content) ? " after BOS" : "",
+         opt.max_tokens > 0 ? " (after --max-tokens " + std::to_string(opt.max_tokens) + ")" : std::string(),
+         "; at least ", kMinCalibrationTokens, " are needed (from one token every band's mean resultant length is 1 ",
+         "and the statistics describe that token, not the model), and thousands give useful statistics");
   const int64_t window = opt.window > 0 ? opt.window : c.context_length;
   if (window <= 0) fail("calibration: the model has no context length; give a window size");
   if (c.context_length > 0 && window > c.context_length)
     fail("calibration: window ", window, " is longer than the model's context length ", c.context_length);
-  const int64_t chunk = std::max<int64_t>(1, opt.chunk);
+  const int64_t chunk = opt.chunk;
 
   StatsAccumulator acc(c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
   Forward forward(model, opt.pool);
@@ -42,6 +52,7 @@ CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> 
     fail("calibration: the forward pass reported ", acc.tokens(), " tokens to the observer, expected ", total);
   r.stats = acc.result();
   r.info = stats_info_for(c, total, fnv1a64_tokens(tokens));
+  r.info.weights_fingerprint = weights_fingerprint(model);  // which weights, beyond the shape
   r.tokens.assign(tokens.begin(), tokens.end());
   return r;
 }

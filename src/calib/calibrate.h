@@ -2,7 +2,9 @@
 // The calibration driver (DESIGN §1 "Calibration"): runs a model over a text and returns the
 // per-head statistics. The text is tokenized like a prompt (BOS when the model asks for it)
 // and run in windows of the model's context length, each window on a fresh KV cache from
-// position 0; every token of every window counts.
+// position 0; every token of every window counts. Fewer than kMinCalibrationTokens tokens
+// (after BOS, after max_tokens) are refused (stats_file.h says why that number); the result
+// records the model's weights fingerprint, so its stats file can tell other weights apart.
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -16,9 +18,9 @@
 namespace triattn {
 
 struct CalibrateOptions {
-  int64_t max_tokens = 0;   // use at most this many tokens (0 = all)
-  int64_t window = 0;       // tokens per window (0 = the model's context length)
-  int64_t chunk = 512;      // tokens per forward call within a window (bounds scratch memory)
+  int64_t max_tokens = 0;   // use at most this many tokens (0 = all; negative is an error)
+  int64_t window = 0;       // tokens per window (0 = the model's context length; negative is an error)
+  int64_t chunk = 512;      // tokens per forward call within a window (bounds scratch memory; >= 1)
   DType kv_type = DType::F32;
   ThreadPool* pool = nullptr;
   // Called after every forward call with (tokens done, tokens total).

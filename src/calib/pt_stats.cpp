@@ -1,10 +1,14 @@
 #include "calib/pt_stats.h"
 
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <string_view>
+#include <utility>
 
 #include "calib/pickle_reader.h"
+#include "calib/stats_values.h"
 #include "calib/zip_reader.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -21,11 +25,15 @@ std::vector<float> tensor_values(const ZipArchive& zip, const std::string& prefi
   const std::string entry = prefix + "data/" + t.storage_key;
   const auto bytes = zip.read(entry);
   const size_t esize = row_bytes(t.type, 1);
-  if (t.storage_numel < 0 || bytes.size() != static_cast<size_t>(t.storage_numel) * esize)
+  // Divide rather than multiply: a hostile element count must not wrap around to the real size.
+  if (t.storage_numel < 0 || bytes.size() % esize != 0 || static_cast<uint64_t>(t.storage_numel) != bytes.size() / esize)
     fail(path, ": storage '", entry, "' holds ", bytes.size(), " bytes, expected ", t.storage_numel, " elements of ",
          dtype_name(t.type));
-  const int64_t n = t.size[0], stride = t.stride[0];
-  if (n < 0 || t.offset < 0 || stride < 0 || (n > 0 && t.offset + (n - 1) * stride >= t.storage_numel))
+  const int64_t n = t.size[0], stride = t.stride[0], numel = t.storage_numel;
+  // Last element offset + (n-1)*stride < numel, without overflow: a stats vector never repeats
+  // an element, so n <= numel, and then (n-1)*stride is bounded by the division.
+  if (n < 0 || t.offset < 0 || stride < 0 || n > numel ||
+      (n > 0 && (t.offset >= numel || (n > 1 && (stride == 0 || (n - 1) > (numel - 1 - t.offset) / stride)))))
     fail(path, ": tensor ", name, " reaches outside its storage");
   std::vector<float> out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
@@ -41,6 +49,28 @@ std::vector<float> tensor_values(const ZipArchive& zip, const std::string& prefi
   return out;
 }
 
+// "layerLL_headHH" -> (LL, HH). Digits only, and bounded: the grid [0, LL] x [0, HH] must
+// be complete, so a huge number could only be an error.
+std::pair<int, int> parse_head_key(const PyValue& k, const std::string& path) {
+  constexpr int kMaxIndex = 1 << 16;
+  auto bad = [&]() -> std::pair<int, int> {
+    fail(path, ": unexpected stats key '", k.kind == PyValue::Kind::Str ? k.s : k.kind_name(),
+         "' (expected layerLL_headHH, indices below ", kMaxIndex, ")");
+  };
+  if (k.kind != PyValue::Kind::Str || !k.s.starts_with("layer")) return bad();
+  const char* p = k.s.data() + 5;
+  const char* end = k.s.data() + k.s.size();
+  int l = -1, h = -1;
+  auto r = std::from_chars(p, end, l);
+  if (r.ec != std::errc() || r.ptr == p || l < 0 || l >= kMaxIndex) return bad();
+  const std::string_view rest(r.ptr, static_cast<size_t>(end - r.ptr));
+  if (!rest.starts_with("_head")) return bad();
+  p = r.ptr + 5;
+  r = std::from_chars(p, end, h);
+  if (r.ec != std::errc() || r.ptr == p || r.ptr != end || h < 0 || h >= kMaxIndex) return bad();
+  return {l, h};
+}
+
 }  // namespace
 
 PtStats read_pt_stats(const std::string& path) {
@@ -52,7 +82,9 @@ PtStats read_pt_stats(const std::string& path) {
       if (!pkl.empty()) fail(path, ": more than one data.pkl in the archive");
       pkl = n;
     }
-  if (pkl.empty()) fail(path, ": no data.pkl entry: not a torch.save file");
+  if (pkl.empty())
+    fail(path, ": not a triattn stats file (a zip archive without data.pkl, so not a torch.save file; stats files come ",
+         "from `triattn calibrate`, or the official TriAttention .pt)");
   const std::string prefix = pkl.substr(0, pkl.size() - 8);
   if (zip.contains(prefix + "byteorder")) {
     const auto bo = zip.read(prefix + "byteorder");
@@ -61,12 +93,14 @@ PtStats read_pt_stats(const std::string& path) {
   const PyRef root = unpickle(zip.read(pkl), path + ": " + pkl);
   if (root->kind != PyValue::Kind::Dict) fail(path, ": top-level object is a ", root->kind_name(), ", expected a dict");
   const PyValue* stats = root->get("stats");
-  if (!stats || stats->kind != PyValue::Kind::Dict) fail(path, ": no \"stats\" dict (not a TriAttention stats file)");
+  if (!stats || stats->kind != PyValue::Kind::Dict)
+    fail(path, ": no \"stats\" dict: a torch.save file, but not TriAttention statistics (they come from the official ",
+         "calibration script, or use `triattn calibrate`)");
 
   PtStats out;
-  int head_dim_meta = 0;
+  int64_t head_dim_meta = 0;
   if (const PyValue* meta = root->get("metadata"); meta && meta->kind == PyValue::Kind::Dict) {
-    if (const PyValue* hd = meta->get("head_dim"); hd && hd->kind == PyValue::Kind::Int) head_dim_meta = static_cast<int>(hd->i);
+    if (const PyValue* hd = meta->get("head_dim"); hd && hd->kind == PyValue::Kind::Int) head_dim_meta = hd->i;
     if (const PyValue* rs = meta->get("rope_style"); rs && rs->kind == PyValue::Kind::Str) out.rope_style = rs->s;
   }
   if (!out.rope_style.empty() && out.rope_style != "half")
@@ -79,10 +113,8 @@ PtStats read_pt_stats(const std::string& path) {
   std::map<std::pair<int, int>, Head> heads;
   int n_layers = 0, n_heads = 0, half = -1;
   for (const auto& [k, v] : stats->entries) {
-    int l = -1, h = -1, used = 0;
-    if (k->kind != PyValue::Kind::Str || std::sscanf(k->s.c_str(), "layer%d_head%d%n", &l, &h, &used) != 2 ||
-        used != static_cast<int>(k->s.size()) || l < 0 || h < 0)
-      fail(path, ": unexpected stats key '", k->s, "' (expected layerLL_headHH)");
+    const auto [l, h] = parse_head_key(*k, path);
+    if (heads.contains({l, h})) fail(path, ": stats['", k->s, "'] names layer ", l, " head ", h, " a second time");
     if (v->kind != PyValue::Kind::Dict) fail(path, ": stats['", k->s, "'] is a ", v->kind_name(), ", expected a dict");
     Head hd;
     const std::pair<const char*, std::vector<float>*> fields[] = {
@@ -119,6 +151,10 @@ PtStats read_pt_stats(const std::string& path) {
       s.q_mean_imag.insert(s.q_mean_imag.end(), it->second.im.begin(), it->second.im.end());
       s.q_abs_mean.insert(s.q_abs_mean.end(), it->second.abs.begin(), it->second.abs.end());
     }
+  // Same value rules as our own files (calib/stats_values.h); positions are (layer, head, band).
+  const std::string bad = first_invalid_stats_value(stats_tensor_values(s, {}, {}));
+  if (!bad.empty())
+    fail(path, ": stats ", bad, "; the file is damaged: make it again, or calibrate with `triattn calibrate`");
   return out;
 }
 

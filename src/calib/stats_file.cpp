@@ -1,14 +1,20 @@
 #include "calib/stats_file.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <limits>
 #include <sstream>
 
+#include "calib/atomic_write.h"
 #include "calib/pt_stats.h"
+#include "calib/stats_file_kind.h"
+#include "calib/stats_values.h"
 #include "core/error.h"
 #include "formats/safetensors.h"
+#include "model/weights_fingerprint.h"
 
 namespace triattn {
 
@@ -81,39 +87,60 @@ std::vector<float> mrl(const std::vector<float>& re, const std::vector<float>& i
 
 const std::string& meta(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
   auto it = m.find(key);
-  if (it == m.end()) fail(path, ": stats metadata has no '", key, "'");
+  if (it == m.end()) fail(path, ": stats metadata has no '", key, "' (the file is damaged; recalibrate with `triattn calibrate`)");
   return it->second;
 }
 
-int64_t meta_int(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
+// An integer in [lo, hi]: no blanks, no overflow (strtoll saturates), no silent narrowing.
+int64_t meta_int(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path,
+                 int64_t lo, int64_t hi) {
   const std::string& s = meta(m, key, path);
   char* end = nullptr;
+  errno = 0;
   const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end) fail(path, ": stats metadata '", key, "' is not an integer: '", s, "'");
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) || *end || errno == ERANGE)
+    fail(path, ": stats metadata '", key, "' is not an integer: '", s, "'");
+  if (v < lo || v > hi) fail(path, ": stats metadata '", key, "' is ", v, ", outside ", lo, "..", hi);
   return v;
 }
 
-double meta_double(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
+// A finite number greater than zero (RoPE theta and attention factor: a NaN would compare
+// unequal to nothing and pass every match check).
+double meta_positive(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
   const std::string& s = meta(m, key, path);
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end) fail(path, ": stats metadata '", key, "' is not a number: '", s, "'");
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) || *end)
+    fail(path, ": stats metadata '", key, "' is not a number: '", s, "'");
+  if (!std::isfinite(v) || v <= 0) fail(path, ": stats metadata '", key, "' is ", s, " (must be finite and positive)");
   return v;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::ostringstream os;
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? "," : "") << shape[i];
+  return os.str();
 }
 
 std::vector<float> read_f32(const SafetensorsFile& f, const std::string& name, const std::vector<int64_t>& shape) {
   const SafetensorsTensor* t = f.find(name);
   if (!t) fail(f.path(), ": stats tensor '", name, "' is missing");
   if (t->type != DType::F32) fail(f.path(), ": stats tensor '", name, "' is ", dtype_name(t->type), ", expected f32");
-  if (t->shape != shape) {
-    std::ostringstream a, b;
-    for (auto d : t->shape) a << (a.tellp() ? "," : "") << d;
-    for (auto d : shape) b << (b.tellp() ? "," : "") << d;
-    fail(f.path(), ": stats tensor '", name, "' has shape [", a.str(), "], expected [", b.str(), "]");
-  }
+  if (t->shape != shape)
+    fail(f.path(), ": stats tensor '", name, "' has shape [", shape_text(t->shape), "], expected [", shape_text(shape), "]");
   std::vector<float> v(t->nbytes / 4);
   std::memcpy(v.data(), t->data, t->nbytes);
   return v;
+}
+
+// Every f32 tensor of the file (q_mrl/k_mrl and any extra one included), by the same rules.
+void check_file_values(const SafetensorsFile& f) {
+  std::vector<StatsTensorValues> all;
+  for (const SafetensorsTensor& t : f.tensors())
+    if (t.type == DType::F32)
+      all.push_back({t.name, t.shape, {static_cast<const float*>(t.data), t.nbytes / sizeof(float)}});
+  const std::string bad = first_invalid_stats_value(all);
+  if (!bad.empty()) fail(f.path(), ": stats ", bad, "; the file is damaged: recalibrate with `triattn calibrate`");
 }
 
 LoadedStats read_safetensors_stats(const std::string& path) {
@@ -121,27 +148,34 @@ LoadedStats read_safetensors_stats(const std::string& path) {
   const auto& m = f->metadata();
   auto fmt = m.find("format");
   if (fmt == m.end() || fmt->second != kStatsFormatName)
-    fail(path, ": not a triattn stats file (metadata 'format' is '", fmt == m.end() ? "" : fmt->second,
-         "', expected '", kStatsFormatName, "')");
-  const int64_t version = meta_int(m, "format_version", path);
-  if (version < 1 || version > kStatsFormatVersion)
-    fail(path, ": stats format version ", version, " is not supported (this build reads up to ", kStatsFormatVersion, ")");
+    fail(path, ": not a triattn stats file (a safetensors file whose metadata 'format' is '",
+         fmt == m.end() ? "" : fmt->second, "', not '", kStatsFormatName,
+         "': model weights perhaps; stats files come from `triattn calibrate`)");
   LoadedStats out;
+  out.format_version = static_cast<int>(meta_int(m, "format_version", path, 1, std::numeric_limits<int>::max()));
+  if (out.format_version > kStatsFormatVersion)
+    fail(path, ": stats format version ", out.format_version, " is not supported (this build reads up to ",
+         kStatsFormatVersion, "; update triattn or recalibrate with this build)");
+  if (auto it = m.find("pairing"); it != m.end() && it->second != "half")
+    fail(path, ": stats metadata 'pairing' is '", it->second, "'; only \"half\" (band f = x[f], x[f + d/2]) is defined");
   StatsInfo& i = out.info;
+  // Shapes far beyond any model, so products below cannot overflow and ints never narrow.
+  constexpr int64_t kMaxDim = 1 << 20;
   i.architecture = meta(m, "architecture", path);
   if (auto it = m.find("model_name"); it != m.end()) i.model_name = it->second;
-  i.n_layers = static_cast<int>(meta_int(m, "n_layers", path));
-  i.n_heads = static_cast<int>(meta_int(m, "n_heads", path));
-  i.n_kv_heads = static_cast<int>(meta_int(m, "n_kv_heads", path));
-  i.head_dim = static_cast<int>(meta_int(m, "head_dim", path));
-  i.rope_theta = meta_double(m, "rope_theta", path);
+  i.n_layers = static_cast<int>(meta_int(m, "n_layers", path, 1, kMaxDim));
+  i.n_heads = static_cast<int>(meta_int(m, "n_heads", path, 1, kMaxDim));
+  i.n_kv_heads = static_cast<int>(meta_int(m, "n_kv_heads", path, 1, kMaxDim));
+  i.head_dim = static_cast<int>(meta_int(m, "head_dim", path, 2, kMaxDim));
+  if (i.head_dim % 2) fail(path, ": stats metadata 'head_dim' is ", i.head_dim, " (must be even: bands are pairs)");
+  i.rope_theta = meta_positive(m, "rope_theta", path);
   i.rope_scaling = meta(m, "rope_scaling", path);
-  i.rope_attn_factor = meta_double(m, "rope_attn_factor", path);
-  i.token_count = meta_int(m, "token_count", path);
+  i.rope_attn_factor = meta_positive(m, "rope_attn_factor", path);
+  i.token_count = meta_int(m, "token_count", path, 0, std::numeric_limits<int64_t>::max());
+  if (i.token_count < kMinCalibrationTokens)
+    fail(path, ": the statistics were calibrated on ", i.token_count, " token(s), fewer than the ",
+         kMinCalibrationTokens, " needed to say anything about the model; recalibrate with a longer --input");
   i.input_hash = meta(m, "input_hash", path);
-  if (i.n_layers <= 0 || i.n_heads <= 0 || i.n_kv_heads <= 0 || i.head_dim <= 0 || i.head_dim % 2)
-    fail(path, ": stats metadata has an invalid shape (", i.n_layers, " layers, ", i.n_heads, "/", i.n_kv_heads,
-         " heads, head_dim ", i.head_dim, ")");
   const int64_t half = i.head_dim / 2;
   const std::vector<int64_t> qs = {i.n_layers, i.n_heads, half}, ks = {i.n_layers, i.n_kv_heads, half};
   auto s = std::make_shared<HeadStats>();
@@ -155,9 +189,12 @@ LoadedStats read_safetensors_stats(const std::string& path) {
   s->k_mean_real = read_f32(*f, "k_mean_real", ks);
   s->k_mean_imag = read_f32(*f, "k_mean_imag", ks);
   s->k_abs_mean = read_f32(*f, "k_abs_mean", ks);
+  read_f32(*f, "q_mrl", qs);  // derived, for analysis: only its shape and values are checked
+  read_f32(*f, "k_mrl", ks);
   i.rope_freqs = read_f32(*f, "rope_freqs", {half});
-  for (float v : s->q_abs_mean)
-    if (!std::isfinite(v) || v < 0) fail(path, ": q_abs_mean holds an invalid value ", v);
+  if (f->find("weights_fingerprint"))
+    i.weights_fingerprint = read_f32(*f, "weights_fingerprint", {kWeightsFingerprintSize});
+  check_file_values(*f);
   out.stats = std::move(s);
   return out;
 }
@@ -167,6 +204,22 @@ LoadedStats read_safetensors_stats(const std::string& path) {
 void write_stats_file(const std::string& path, const HeadStats& s, const StatsInfo& i) {
   const int64_t half = s.head_dim / 2;
   const std::vector<int64_t> qs = {s.n_layers, s.n_heads, half}, ks = {s.n_layers, s.n_kv_heads, half};
+  if (static_cast<int64_t>(i.rope_freqs.size()) != half)
+    fail(path, ": ", i.rope_freqs.size(), " RoPE frequencies for head_dim ", s.head_dim);
+  if (!i.weights_fingerprint.empty() && i.weights_fingerprint.size() != static_cast<size_t>(kWeightsFingerprintSize))
+    fail(path, ": a weights fingerprint of ", i.weights_fingerprint.size(), " values, expected ", kWeightsFingerprintSize);
+  const size_t nq = static_cast<size_t>(s.n_layers) * s.n_heads * half, nk = static_cast<size_t>(s.n_layers) * s.n_kv_heads * half;
+  for (const auto* v : {&s.q_mean_real, &s.q_mean_imag, &s.q_abs_mean})
+    if (v->size() != nq) fail(path, ": query statistics hold ", v->size(), " values, expected ", nq);
+  for (const auto* v : {&s.k_mean_real, &s.k_mean_imag, &s.k_abs_mean})
+    if (v->size() != nk) fail(path, ": key statistics hold ", v->size(), " values, expected ", nk);
+  // The same rules the reader applies: a NaN from an overflowing forward pass must not
+  // become a file that every later run then refuses (or worse, an older build accepts).
+  const std::string bad = first_invalid_stats_value(stats_tensor_values(s, i.rope_freqs, i.weights_fingerprint));
+  if (!bad.empty())
+    fail(path, ": refusing to write the statistics: ", bad,
+         " (the model's activations are not finite on this input; check the model file)");
+
   SafetensorsWriter w;
   w.set_metadata("format", kStatsFormatName);
   w.set_metadata("format_version", std::to_string(kStatsFormatVersion));
@@ -193,21 +246,16 @@ void write_stats_file(const std::string& path, const HeadStats& s, const StatsIn
   add("k_mean_imag", s.k_mean_imag, ks);
   add("k_abs_mean", s.k_abs_mean, ks);
   add("k_mrl", mrl(s.k_mean_real, s.k_mean_imag, s.k_abs_mean), ks);
-  if (static_cast<int64_t>(i.rope_freqs.size()) != half)
-    fail(path, ": ", i.rope_freqs.size(), " RoPE frequencies for head_dim ", s.head_dim);
   add("rope_freqs", i.rope_freqs, {half});
-  w.write(path);
+  if (!i.weights_fingerprint.empty()) add("weights_fingerprint", i.weights_fingerprint, {kWeightsFingerprintSize});
+  write_file_atomically(path, [&](const std::string& tmp) { w.write(tmp); });
 }
 
 LoadedStats read_stats_any(const std::string& path) {
-  char magic[4] = {};
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, ": cannot open stats file");
-    in.read(magic, 4);
-  }
-  if (std::memcmp(magic, "PK\x03\x04", 4) == 0) {
-    PtStats pt = read_pt_stats(path);
+  const StatsFileSniff kind = sniff_stats_file(path);
+  refuse_non_stats_file(path, kind);
+  if (kind.kind == StatsFileKind::TorchZip) {
+    PtStats pt = read_pt_stats(path);  // values checked there, by the same rules
     LoadedStats out;
     out.official_pt = true;
     out.info.n_layers = pt.stats.n_layers;
@@ -217,54 +265,6 @@ LoadedStats read_stats_any(const std::string& path) {
     return out;
   }
   return read_safetensors_stats(path);
-}
-
-void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const std::string& path) {
-  const StatsInfo& i = loaded.info;
-  std::vector<std::string> bad;
-  auto cmp_int = [&](const char* field, int file, int model) {
-    if (file != model) bad.push_back(std::string(field) + " " + std::to_string(file) + " (model: " + std::to_string(model) + ")");
-  };
-  cmp_int("n_layers", i.n_layers, cfg.n_layers);
-  cmp_int("n_heads", i.n_heads, cfg.n_heads);
-  cmp_int("head_dim", i.head_dim, cfg.head_dim);
-  if (!loaded.official_pt) {  // the official .pt records none of these
-    cmp_int("n_kv_heads", i.n_kv_heads, cfg.n_kv_heads);
-    if (i.architecture != cfg.arch) bad.push_back("architecture '" + i.architecture + "' (model: '" + cfg.arch + "')");
-    if (std::abs(i.rope_theta - cfg.rope_theta) > 1e-6 * std::abs(static_cast<double>(cfg.rope_theta)))
-      bad.push_back("rope_theta " + num(i.rope_theta) + " (model: " + num(cfg.rope_theta) + ")");
-    // Compare what scoring actually uses (ω_f after scaling), so equivalent descriptions of the
-    // same scaling (HF rope_scaling vs GGUF rope_freqs factors) are not refused.
-    if (i.head_dim == cfg.head_dim) {
-      const auto freqs = cfg.rope_freqs();
-      for (size_t f = 0; f < freqs.size() && f < i.rope_freqs.size(); ++f)
-        if (std::abs(i.rope_freqs[f] - freqs[f]) > 1e-5f * std::abs(freqs[f])) {
-          bad.push_back("rope scaling '" + i.rope_scaling + "' (model: '" + describe_rope_scaling(cfg.rope_scaling) +
-                        "'; band " + std::to_string(f) + " frequency " + num(i.rope_freqs[f]) + " vs " + num(freqs[f]) + ")");
-          break;
-        }
-    }
-    if (std::abs(i.rope_attn_factor - cfg.rope_attn_factor()) > 1e-6)
-      bad.push_back("rope_attn_factor " + num(i.rope_attn_factor) + " (model: " + num(cfg.rope_attn_factor()) + ")");
-  }
-  if (bad.empty()) return;
-  std::string msg;
-  for (const auto& b : bad) msg += (msg.empty() ? "" : ", ") + b;
-  fail(path, ": stats file does not match the model ", cfg.name.empty() ? cfg.arch : "'" + cfg.name + "'", ": ", msg,
-       i.model_name.empty() ? std::string() : " (the stats were calibrated on '" + i.model_name + "')",
-       "; run `triattn calibrate` for this model");
-}
-
-std::shared_ptr<const HeadStats> load_stats(const std::string& path, const ModelConfig& cfg) {
-  LoadedStats l = read_stats_any(path);
-  check_stats_match(l, cfg, path);
-  if (l.official_pt) {
-    // The .pt does not record KV heads; the model does (needed for GQA grouping).
-    auto s = std::make_shared<HeadStats>(*l.stats);
-    s->n_kv_heads = cfg.n_kv_heads;
-    return s;
-  }
-  return l.stats;
 }
 
 }  // namespace triattn

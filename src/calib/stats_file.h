@@ -4,23 +4,41 @@
 //   q_mean_real, q_mean_imag, q_abs_mean, q_mrl   [n_layers, n_heads, d/2]
 //   k_mean_real, k_mean_imag, k_abs_mean, k_mrl   [n_layers, n_kv_heads, d/2]
 //   rope_freqs                                    [d/2]  (ω_f after scaling, for validation)
+//   weights_fingerprint                           [256]  (model/weights_fingerprint.h; version 2)
 // where *_mrl = |mean| / abs_mean (R_f, derived, for analysis). __metadata__ (strings):
-//   format "triattn-stats", format_version "1", architecture, model_name, n_layers, n_heads,
+//   format "triattn-stats", format_version "2", architecture, model_name, n_layers, n_heads,
 //   n_kv_heads, head_dim, rope_theta, rope_scaling, rope_attn_factor, token_count,
 //   input_hash ("fnv1a64:<16 hex>" of the calibration token ids), pairing "half".
-// Loading validates against the model and refuses a mismatch naming each field and both values.
+// Version 1 is the same without weights_fingerprint; it still loads, with a warning that the
+// model's identity cannot be verified.
+// Loading validates against the model and refuses a mismatch naming each field and both
+// values; every value must obey calib/stats_values.h. Reading and writing live in
+// stats_file.cpp, validation against a model in stats_load.cpp.
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "kv/policy.h"
 #include "model/config.h"
 
 namespace triattn {
 
+class Model;
+
 inline constexpr const char* kStatsFormatName = "triattn-stats";
-inline constexpr int kStatsFormatVersion = 1;
+inline constexpr int kStatsFormatVersion = 2;
+
+// The fewest tokens a calibration may use, not counting a leading BOS. From one token,
+// |mean q_f| equals mean |q_f| exactly: R_f = 1 in every band, the score's norm term vanishes
+// and the "statistics" describe that one token, not the model. Two is the least that shows
+// any spread at all. (Loading refuses files whose token_count, BOS included, is below this.)
+inline constexpr int64_t kMinCalibrationTokens = 2;
+// Below this many tokens `triattn calibrate` warns that the statistics are noisy: a round
+// number, not a measured threshold; means over fewer queries follow the particular text more
+// than the model.
+inline constexpr int64_t kFewCalibrationTokens = 1000;
 
 // Identity of the model and the calibration run recorded in (or read from) a stats file.
 struct StatsInfo {
@@ -32,11 +50,13 @@ struct StatsInfo {
   std::vector<float> rope_freqs;
   int64_t token_count = 0;
   std::string input_hash;
+  std::vector<float> weights_fingerprint;  // empty: not recorded (version 1, .pt, or written without a model)
 };
 
 struct LoadedStats {
   std::shared_ptr<const HeadStats> stats;
   StatsInfo info;
+  int format_version = 0;    // of a safetensors stats file; 0 for .pt
   bool official_pt = false;  // read from the official implementation's .pt (fewer fields known)
 };
 
@@ -46,12 +66,27 @@ std::string format_input_hash(uint64_t h);  // "fnv1a64:%016x"
 std::string describe_rope_scaling(const RopeScaling& s);
 StatsInfo stats_info_for(const ModelConfig& cfg, int64_t token_count, uint64_t input_hash);
 
+// Refuses values that break calib/stats_values.h (a model whose activations overflowed) and
+// writes atomically: an error never leaves a truncated file at `path`.
 void write_stats_file(const std::string& path, const HeadStats& stats, const StatsInfo& info);
-// Either format: safetensors (ours) or the official torch .pt zip (by magic bytes).
+// Either format: safetensors (ours) or the official torch .pt zip, told apart by the first
+// bytes; anything else (a GGUF, a model directory, a text) is refused as not a stats file.
 LoadedStats read_stats_any(const std::string& path);
 // Throws Error naming every field that differs from the model (with both values).
 void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const std::string& path);
-// What the engine calls: read (either format), validate against cfg, return the statistics.
+// Whether the stats were calibrated on these weights (the fingerprint). Throws Error when
+// the fingerprints differ; appends to *warnings (if given) what does not stop the load: no
+// fingerprint to compare (version 1, .pt), or another model name with the same weights (the
+// same model is "TinyStories-656K" in GGUF and its directory name in HF form).
+void check_stats_identity(const LoadedStats& loaded, const Model& model, const std::string& path,
+                          std::vector<std::string>* warnings);
+// What the engine calls: read (either format), validate against the model (shape, RoPE,
+// weights fingerprint), return the statistics. Warnings, each "PATH: ...", are appended to
+// *warnings for the caller to show; nothing is printed here.
+std::shared_ptr<const HeadStats> load_stats(const std::string& path, const Model& model,
+                                            std::vector<std::string>* warnings);
+// Shape and RoPE only, for callers without the weights: cannot tell two models of one shape
+// apart. Prefer the Model overload.
 std::shared_ptr<const HeadStats> load_stats(const std::string& path, const ModelConfig& cfg);
 
 }  // namespace triattn

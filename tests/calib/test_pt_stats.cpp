@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "calib/pt_stats.h"
 #include "calib/stats_file.h"
@@ -100,4 +101,28 @@ TEST(PtStats, NonZipAndEmptyFilesAreErrors) {
   const std::string empty = temp_path("empty.pt");
   std::ofstream(empty, std::ios::binary).flush();
   EXPECT_THROW(load_stats(empty, config(2, 4, 2, 8)), Error);
+}
+
+// Two keys for one head ("layer00_head03" twice, or "layer0_head3" beside it) used to keep
+// the last silently; keys outside the grammar or the index range are refused.
+TEST(PtStats, DuplicateAndMalformedHeadKeysAreRefused) {
+  const std::string dup = make_pt("dup.pt", "good");
+  calib_test::patch_zip_bytes(dup, "data.pkl", "layer01_head03", "layer00_head03");
+  std::string msg = error_of([&] { read_pt_stats(dup); });
+  EXPECT_NE(msg.find("stats['layer00_head03'] names layer 0 head 3 a second time"), std::string::npos) << msg;
+  const std::string neg = make_pt("neg.pt", "good");
+  calib_test::patch_zip_bytes(neg, "data.pkl", "layer01_head03", "layer-1_head03");
+  msg = error_of([&] { read_pt_stats(neg); });
+  EXPECT_NE(msg.find("unexpected stats key 'layer-1_head03'"), std::string::npos) << msg;
+}
+
+TEST(PtStats, NonFiniteValuesAreCheckedHereToo) {
+  const std::string p = make_pt("inf.pt", "good");
+  const float re = static_cast<float>(1 + 0.1 * 2 + 0.01 * 3);  // layer 1, head 2, band 3
+  const float inf = std::numeric_limits<float>::infinity();
+  calib_test::patch_zip_bytes(p, "/data/", std::string(reinterpret_cast<const char*>(&re), 4),
+                              std::string(reinterpret_cast<const char*>(&inf), 4));
+  const std::string msg = error_of([&] { read_pt_stats(p); });
+  EXPECT_NE(msg.find("tensor 'q_mean_real' holds inf at layer 1, head 2, band 3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(p), std::string::npos) << msg;
 }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "calib/stats_file.h"
 #include "calib_test_util.h"
@@ -13,43 +12,13 @@
 
 using namespace triattn;
 using calib_test::error_of;
+using calib_test::random_stats;
 using calib_test::temp_path;
 
 namespace {
 
 ModelConfig config(const std::string& name, int L, int H, int Hkv, int d) {
-  ModelConfig c;
-  c.arch = "llama";
-  c.name = name;
-  c.n_layers = L;
-  c.n_heads = H;
-  c.n_kv_heads = Hkv;
-  c.head_dim = d;
-  c.n_embd = H * d;
-  c.n_ff = 4 * c.n_embd;
-  c.vocab_size = 512;
-  c.context_length = 512;
-  return c;
-}
-
-HeadStats random_stats(const ModelConfig& c, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> n(0.0f, 1.0f);
-  HeadStats s;
-  s.n_layers = c.n_layers, s.n_heads = c.n_heads, s.n_kv_heads = c.n_kv_heads, s.head_dim = c.head_dim;
-  const size_t nq = static_cast<size_t>(c.n_layers) * c.n_heads * c.head_dim / 2;
-  const size_t nk = static_cast<size_t>(c.n_layers) * c.n_kv_heads * c.head_dim / 2;
-  for (size_t i = 0; i < nq; ++i) {
-    s.q_mean_real.push_back(n(gen));
-    s.q_mean_imag.push_back(n(gen));
-    s.q_abs_mean.push_back(std::hypot(s.q_mean_real.back(), s.q_mean_imag.back()) + 0.5f);
-  }
-  for (size_t i = 0; i < nk; ++i) {
-    s.k_mean_real.push_back(n(gen));
-    s.k_mean_imag.push_back(n(gen));
-    s.k_abs_mean.push_back(std::hypot(s.k_mean_real.back(), s.k_mean_imag.back()) + 0.25f);
-  }
-  return s;
+  return calib_test::model_config(name, L, H, Hkv, d);
 }
 
 std::string write(const std::string& name, const ModelConfig& c, unsigned seed = 1) {
@@ -98,7 +67,7 @@ TEST(StatsFile, RoundTripKeepsEveryValueAndTheIdentity) {
   // The file itself: DESIGN §3 tensor names and shapes, metadata, and the derived R_f.
   auto f = SafetensorsFile::open(path);
   EXPECT_EQ(f->metadata().at("format"), "triattn-stats");
-  EXPECT_EQ(f->metadata().at("format_version"), "1");
+  EXPECT_EQ(f->metadata().at("format_version"), "2");
   EXPECT_EQ(f->metadata().at("head_dim"), "16");
   EXPECT_EQ(f->find("q_abs_mean")->shape, (std::vector<int64_t>{2, 8, 8}));
   EXPECT_EQ(f->find("k_mean_real")->shape, (std::vector<int64_t>{2, 4, 8}));
@@ -143,7 +112,9 @@ TEST(StatsFile, RealModelsStories260kStatsAreRefusedForTinyStories) {
   const std::string shared = TRIATTN_SHARED_DIR;
   const std::string stories = shared + "/models/stories260k/stories260K.bin";
   const std::string tiny = shared + "/models/tinystories-656k";
-  if (!std::filesystem::exists(stories) || !std::filesystem::exists(tiny)) GTEST_SKIP() << "models not on hand";
+  // The shared models are part of the test: missing, it fails (never a skip).
+  ASSERT_TRUE(std::filesystem::exists(stories)) << stories << " is missing";
+  ASSERT_TRUE(std::filesystem::exists(tiny)) << tiny << " is missing";
   const auto a = Model::load(stories);
   const auto b = Model::load(tiny);
   const std::string path = write("real.safetensors", a->config());
@@ -179,7 +150,7 @@ TEST(StatsFile, MalformedFilesAreErrors) {
     w.set_metadata("rope_theta", "10000");
     w.set_metadata("rope_scaling", "none");
     w.set_metadata("rope_attn_factor", "1");
-    w.set_metadata("token_count", "1");
+    w.set_metadata("token_count", "1000");
     w.set_metadata("input_hash", "fnv1a64:0");
     std::vector<float> v(2 * 4 * 3);
     w.add("q_mean_real", DType::F32, {2, 4, 3}, v.data(), v.size() * 4);
@@ -209,4 +180,72 @@ TEST(StatsFile, MalformedFilesAreErrors) {
   std::ofstream(junk) << "this is not a stats file at all";
   EXPECT_THROW(load_stats(junk, c), Error);
   EXPECT_NE(error_of([&] { load_stats(temp_path("nope.safetensors"), c); }).find("nope.safetensors"), std::string::npos);
+}
+
+// Every metadata field is range-checked: a NaN rope_theta compared unequal to nothing and so
+// passed the match check; n_layers beyond int narrowed silently (4294967298 -> 2).
+TEST(StatsFile, MetadataOutOfRangeIsRefusedNamingTheField) {
+  const ModelConfig c = config("m", 2, 4, 2, 8);
+  const std::string good = write("meta_good.safetensors", c);
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* expect;
+  } cases[] = {
+      {"n_layers", "4294967298", "'n_layers' is 4294967298, outside 1..1048576"},
+      {"n_heads", "0", "'n_heads' is 0, outside 1..1048576"},
+      {"head_dim", "7", "'head_dim' is 7 (must be even"},
+      {"head_dim", " 8", "'head_dim' is not an integer: ' 8'"},
+      {"n_kv_heads", "99999999999999999999", "'n_kv_heads' is not an integer"},
+      {"rope_theta", "nan", "'rope_theta' is nan (must be finite and positive)"},
+      {"rope_theta", "-10000", "'rope_theta' is -10000 (must be finite and positive)"},
+      {"rope_attn_factor", "inf", "'rope_attn_factor' is inf (must be finite and positive)"},
+      {"token_count", "-3", "'token_count' is -3, outside 0.."},
+      {"token_count", "1", "calibrated on 1 token(s), fewer than the 2 needed"},
+      {"format_version", "0", "'format_version' is 0, outside 1.."},
+      {"pairing", "interleaved", "'pairing' is 'interleaved'; only \"half\""},
+  };
+  for (const Case& k : cases) {
+    const std::string path = temp_path(std::string("meta_") + k.key + ".safetensors");
+    calib_test::rewrite_safetensors(good, path, [&](auto& m) { m[k.key] = k.value; });
+    const std::string msg = error_of([&] { load_stats(path, c); });
+    EXPECT_NE(msg.find(k.expect), std::string::npos) << k.key << "=" << k.value << ": " << msg;
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+  }
+}
+
+TEST(StatsFile, FingerprintRoundTripsAndVersionOneStillLoads) {
+  const ModelConfig c = config("m", 2, 4, 2, 8);
+  StatsInfo info = stats_info_for(c, 500, 7);
+  for (int i = 0; i < 256; ++i) info.weights_fingerprint.push_back(std::sin(0.1f * i));
+  const std::string path = temp_path("fp.safetensors");
+  write_stats_file(path, random_stats(c, 3), info);
+  const LoadedStats l = read_stats_any(path);
+  EXPECT_EQ(l.format_version, 2);
+  EXPECT_EQ(l.info.weights_fingerprint, info.weights_fingerprint);
+
+  // A version-1 file (no fingerprint tensor) from an older build reads as before.
+  const std::string v1 = temp_path("v1.safetensors");
+  calib_test::rewrite_safetensors(
+      path, v1, [](auto& m) { m["format_version"] = "1"; },
+      [](const std::string& name, std::vector<float>&) { return name != "weights_fingerprint"; });
+  const LoadedStats old = read_stats_any(v1);
+  EXPECT_EQ(old.format_version, 1);
+  EXPECT_TRUE(old.info.weights_fingerprint.empty());
+  EXPECT_EQ(old.stats->q_mean_real, l.stats->q_mean_real);
+  EXPECT_NO_THROW(load_stats(v1, c));
+
+  // A fingerprint of another length is damage, not an unknown scheme to skip.
+  const std::string short_fp = temp_path("short_fp.safetensors");
+  {
+    auto f = SafetensorsFile::open(path);
+    SafetensorsWriter w;
+    for (const auto& [k, v] : f->metadata()) w.set_metadata(k, v);
+    for (const auto& t : f->tensors())
+      if (t.name != "weights_fingerprint") w.add(t.name, t.type, t.shape, t.data, t.nbytes);
+    w.add("weights_fingerprint", DType::F32, {8}, info.weights_fingerprint.data(), 32);
+    w.write(short_fp);
+  }
+  const std::string msg = error_of([&] { read_stats_any(short_fp); });
+  EXPECT_NE(msg.find("'weights_fingerprint' has shape [8], expected [256]"), std::string::npos) << msg;
 }
