@@ -16,21 +16,29 @@ constexpr auto better = [](const Candidate& a, const Candidate& b) {
   return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 };
 
-// p = softmax(logit) over the current candidates.
-void normalise(std::vector<Candidate>& c) {
+// logit := (logit - max) / t over the candidates, so the best is 0 and the rest <= 0: no
+// overflow for any t > 0 (a t like 1e-45 sends every other logit to -inf, i.e. greedy), and
+// infinite logits do not turn into NaN (inf - inf): the candidates equal to an infinite
+// maximum share the mass, the others get none.
+void shift_scale(std::vector<Candidate>& c, float t) {
   float mx = -INFINITY;
   for (const Candidate& x : c) mx = std::max(mx, x.logit);
+  for (Candidate& x : c) x.logit = std::isfinite(mx) ? (x.logit - mx) / t : (x.logit == mx ? 0.0f : -INFINITY);
+}
+
+// p = softmax(logit) over the current candidates. The best candidate has logit 0 after
+// shift_scale, so its weight is 1 and the sum never underflows to 0.
+void normalise(std::vector<Candidate>& c) {
+  shift_scale(c, 1.0f);
   double sum = 0;
-  for (Candidate& x : c) sum += (x.p = std::exp(x.logit - mx));
+  for (Candidate& x : c) sum += (x.p = std::exp(x.logit));
   for (Candidate& x : c) x.p = static_cast<float>(x.p / sum);
 }
 
 class Temperature : public SamplerStep {
  public:
   explicit Temperature(float t) : t_(t) {}
-  void apply(std::vector<Candidate>& c, std::span<const int32_t>) override {
-    for (Candidate& x : c) x.logit /= t_;
-  }
+  void apply(std::vector<Candidate>& c, std::span<const int32_t>) override { shift_scale(c, t_); }
 
  private:
   float t_;
@@ -75,7 +83,8 @@ class TopP : public SamplerStep {
   float p_;
 };
 
-// Drops candidates whose probability is below min_p times the best one's.
+// Drops candidates whose probability is below min_p times the best one's; min_p <= 1, so
+// the best one always stays.
 class MinP : public SamplerStep {
  public:
   explicit MinP(float p) : p_(p) {}
@@ -121,8 +130,21 @@ int64_t argmax(std::span<const float> v) {
 
 }  // namespace
 
+void validate(const SamplerParams& p) {
+  // Written as !(in range) so that NaN fails every check.
+  if (!(std::isfinite(p.temperature) && p.temperature >= 0))
+    fail("sampling: temperature must be a finite number >= 0 (0 = greedy), got ", p.temperature);
+  if (p.top_k < 0) fail("sampling: top_k must be >= 0 (0 = off), got ", p.top_k);
+  if (!(p.top_p >= 0 && p.top_p <= 1)) fail("sampling: top_p must be in [0, 1] (1 = off), got ", p.top_p);
+  if (!(p.min_p >= 0 && p.min_p <= 1)) fail("sampling: min_p must be in [0, 1] (0 = off), got ", p.min_p);
+  if (!(std::isfinite(p.repeat_penalty) && p.repeat_penalty > 0))
+    fail("sampling: repeat_penalty must be a finite number > 0 (1 = off), got ", p.repeat_penalty);
+  if (p.repeat_last_n < -1)
+    fail("sampling: repeat_last_n must be >= -1 (-1 = the whole history, 0 = off), got ", p.repeat_last_n);
+}
+
 Sampler::Sampler(const SamplerParams& params) : params_(params), rng_(params.seed) {
-  if (params.repeat_penalty <= 0) fail("repeat penalty must be positive, got ", params.repeat_penalty);
+  validate(params);
   if (params.temperature > 0) {
     steps_.push_back(std::make_unique<Temperature>(params.temperature));
     if (params.top_p < 1.0f) steps_.push_back(std::make_unique<TopP>(params.top_p));

@@ -15,9 +15,13 @@ struct SamplerParams {
   float top_p = 0.95f;       // >= 1: disabled
   float min_p = 0.05f;       // <= 0: disabled
   float repeat_penalty = 1.0f;  // 1: disabled
-  int repeat_last_n = 64;
+  int repeat_last_n = 64;        // -1: the whole history; 0: off
   uint64_t seed = 0xC0FFEE;
 };
+
+// Throws Error naming the first parameter out of range (NaN is out of every range). The
+// Sampler checks its parameters with it; frontends call it to refuse a request up front.
+void validate(const SamplerParams& params);
 
 struct Candidate {
   int32_t id;

@@ -176,5 +176,93 @@ TEST(Sampler, SameSeedSameSequence) {
   for (int i = 0; i < 100; ++i) ASSERT_EQ(a.sample(logits, {}), b.sample(logits, {}));
 }
 
+// Every parameter out of its range (NaN included) is refused with its name, before any draw.
+TEST(Sampler, ParametersOutOfRangeAreRefusedByName) {
+  const float nan = std::nanf(""), inf = INFINITY;
+  struct Bad {
+    const char* name;
+    void (*set)(SamplerParams&, float);
+    std::vector<float> values;
+  };
+  const std::vector<Bad> cases = {
+      {"temperature", [](SamplerParams& p, float v) { p.temperature = v; }, {-0.5f, nan, inf}},
+      {"top_p", [](SamplerParams& p, float v) { p.top_p = v; }, {-0.1f, 1.5f, nan}},
+      {"min_p", [](SamplerParams& p, float v) { p.min_p = v; }, {-0.1f, 1.01f, 2.0f, nan}},
+      {"repeat_penalty", [](SamplerParams& p, float v) { p.repeat_penalty = v; }, {0.0f, -1.0f, nan, inf}},
+      {"top_k", [](SamplerParams& p, float v) { p.top_k = static_cast<int>(v); }, {-1.0f}},
+      {"repeat_last_n", [](SamplerParams& p, float v) { p.repeat_last_n = static_cast<int>(v); }, {-2.0f}},
+  };
+  for (const Bad& b : cases)
+    for (float v : b.values) {
+      SamplerParams p;
+      b.set(p, v);
+      try {
+        Sampler s(p);
+        ADD_FAILURE() << b.name << " = " << v << " was accepted";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(b.name), std::string::npos) << e.what();
+      }
+    }
+  // The edges of each range are valid.
+  SamplerParams edge;
+  edge.top_p = 0.0f;
+  edge.min_p = 1.0f;
+  edge.repeat_last_n = -1;
+  edge.top_k = 0;
+  EXPECT_NO_THROW(Sampler{edge});
+}
+
+// min_p = 1 keeps only the best candidate, top_p = 0 likewise: the chain never empties
+// (min_p above 1 used to remove every candidate and read an empty vector).
+TEST(Sampler, ChainAlwaysKeepsTheBestToken) {
+  const std::vector<float> logits = {0.3f, 2.5f, -1.0f, 2.4f, 0.0f};
+  for (int top_k : {0, 3, 40}) {
+    SamplerParams a = unfiltered(top_k);
+    a.min_p = 1.0f;
+    SamplerParams b = unfiltered(top_k);
+    b.top_p = 0.0f;
+    for (const SamplerParams& p : {a, b}) {
+      const auto f = frequencies(p, logits, 200);
+      ASSERT_EQ(f.size(), 1u);
+      EXPECT_EQ(f.begin()->first, 1);
+    }
+  }
+}
+
+// Temperatures so small that logit / T overflows: sampling becomes greedy (it used to give
+// NaN probabilities and always pick the last candidate).
+TEST(Sampler, TinyTemperatureIsGreedy) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> n(0.0f, 3.0f);
+  for (float t : {1e-45f, 1e-30f, 1e-8f}) {
+    for (int top_k : {0, 40}) {
+      SamplerParams p = unfiltered(top_k);
+      p.temperature = t;
+      p.seed = 11;
+      Sampler s(p);
+      for (int trial = 0; trial < 20; ++trial) {
+        std::vector<float> logits(300);
+        for (float& x : logits) x = n(rng);
+        const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
+        ASSERT_EQ(s.sample(logits, {}), best) << "T = " << t << ", top_k = " << top_k;
+      }
+    }
+  }
+}
+
+// Infinite logits: a +inf one wins every draw; candidates at -inf are never drawn while a
+// finite one exists, and when all are -inf they share the mass instead of giving NaN.
+TEST(Sampler, InfiniteLogitsNeverGiveNaN) {
+  SamplerParams p = unfiltered();
+  const auto pos = frequencies(p, {0.5f, INFINITY, 1.0f, -INFINITY}, 200);
+  ASSERT_EQ(pos.size(), 1u);
+  EXPECT_EQ(pos.begin()->first, 1);
+  const auto neg = frequencies(p, {-INFINITY, 0.0f, -INFINITY}, 200);
+  ASSERT_EQ(neg.size(), 1u);
+  EXPECT_EQ(neg.begin()->first, 1);
+  const auto all = frequencies(p, {-INFINITY, -INFINITY, -INFINITY}, 600);
+  EXPECT_EQ(all.size(), 3u);
+}
+
 }  // namespace
 }  // namespace triattn
