@@ -27,7 +27,7 @@ DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFact
   Sequence seq(model, policies);
   // Full attention grows without bound: size the streams once so that the fill does not
   // double-and-copy gigabytes (capacity is not counted in the peak figures, live rows are).
-  if (seq.policy().capacity_hint() == 0) seq.cache().reserve(depth + steps);
+  if (seq.memory_bound() == 0) seq.cache().reserve(depth + steps);
   filler.fill(seq, depth, forward.pool());
 
   DecodeMeasure m;

@@ -19,15 +19,17 @@ struct ChatTurn {
   int64_t fed_tokens = 0;      // tokens fed for this turn's prompt
   bool refed_all = false;      // the cache was dropped and the whole conversation fed again
   int64_t generated_tokens = 0;  // sampled, an end-of-generation token included
-  std::string finish_reason;   // "stop" (end-of-generation token) or "length"
+  std::string finish_reason;   // as GenerateResult: "stop", "length" or "callback"
   double prefill_seconds = 0, decode_seconds = 0;
 };
 
 class ChatSession {
  public:
-  // notices: where restarts and context warnings are reported (nullptr: silent).
+  // notices: where restarts and the sequence's notices (context, budget) are reported
+  // (nullptr: silent).
   ChatSession(const Model& model, Forward& forward, const PolicyFactory& policies, const ChatPrompt& prompt,
-              const SamplerParams& sampling, int64_t n_predict, std::string system, std::ostream* notices);
+              const SamplerParams& sampling, const GenerateOptions& reply, std::string system,
+              std::ostream* notices);
 
   // Adds the user message, generates the reply (streamed through on_text, which may return
   // false to stop early) and adds it to the conversation.
@@ -47,14 +49,13 @@ class ChatSession {
   const PolicyFactory& policies_;
   const ChatPrompt& prompt_;
   Sampler sampler_;
-  int64_t n_predict_;
+  GenerateOptions reply_;  // n_predict, end-of-generation, stop strings of every reply
   std::string system_;
   std::ostream* notices_;
   std::unique_ptr<Sequence> seq_;
   nlohmann::ordered_json messages_;
   // The text whose tokens the sequence holds: the last rendered prompt plus the reply.
   std::string fed_text_;
-  bool warned_context_ = false;
 };
 
 }  // namespace triattn::cli

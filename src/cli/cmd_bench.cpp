@@ -120,10 +120,16 @@ int cmd_bench(const std::vector<std::string>& args) {
   add_kv_options(app, kv);
   app.remove_option(app.get_option("--kv-policy"));  // --policies replaces it
   if (int rc = parse(app, args); rc >= 0) return rc;
-  finish_kv_options(kv);
+  // The environment's knobs apply when a compressing policy is measured.
+  for (const std::string& p : o.policies)
+    if (p != "full") kv.settings.policy = p;
+  finish_kv_options(app, kv);
   validate(o);
+  // Synthetic depths are measurements, not generations: past the model's context they are
+  // warned about below, not refused by the context rule.
+  if (app.count("--ctx") == 0) kv.settings.context_length = INT32_MAX;
 
-  auto model = Model::load(o.model_path, {.threads = o.threads});
+  auto model = load_model(o.model_path, {.threads = o.threads});
   const ModelConfig& cfg = model->config();
   for (int64_t d : o.depths)
     if (cfg.context_length > 0 && d + o.tg > cfg.context_length)
@@ -166,6 +172,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     KvSettings s = kv.settings;
     s.policy = p;
     factories[p] = std::make_unique<PolicyFactory>(*model, s);
+    print_warnings(factories[p]->warnings());
   }
 
   std::mt19937_64 rng(o.seed);

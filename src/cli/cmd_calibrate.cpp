@@ -5,7 +5,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "calib/atomic_write.h"
 #include "calib/calibrate.h"
+#include "calib/calibrate_paths.h"
 #include "calib/stats_file.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -33,8 +35,10 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   if (int rc = parse(app, args); rc >= 0) return rc;
 
   const DType cache_type = parse_kv_type(kv_type);
+  // Before anything is loaded: no output over an input, every output writable.
+  check_calibrate_paths({model_path, input, output, dump_tokens});
   const std::string text = read_text_file(input);
-  auto model = Model::load(model_path, {.threads = threads});
+  auto model = load_model(model_path, {.threads = threads});
   std::cerr << "calibrate: " << model->config().describe() << "\n";
 
   ThreadPool pool(threads);
@@ -53,12 +57,20 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   };
   const CalibrationResult r = calibrate_text(*model, text, opt);
   std::fprintf(stderr, "\n");
+  if (r.info.token_count < kFewCalibrationTokens)
+    std::fprintf(stderr,
+                 "calibrate: warning: only %lld tokens of calibration input; statistics from fewer than %lld tokens "
+                 "are noisy (use a few thousand tokens of text like the model's own)\n",
+                 static_cast<long long>(r.info.token_count), static_cast<long long>(kFewCalibrationTokens));
 
   write_stats_file(output, r.stats, r.info);
   if (!dump_tokens.empty()) {
-    std::ofstream out(dump_tokens);
-    for (int32_t t : r.tokens) out << t << "\n";
-    if (!out) fail(dump_tokens, ": cannot write the token list");
+    write_file_atomically(dump_tokens, [&](const std::string& tmp) {
+      std::ofstream out(tmp);
+      for (int32_t t : r.tokens) out << t << "\n";
+      out.close();
+      if (!out) fail(tmp, ": cannot write the token list");
+    });
   }
   std::cout << "wrote " << output << ": " << r.info.token_count << " tokens in " << r.windows << " window(s), "
             << r.stats.n_layers << " layers x " << r.stats.n_heads << " query heads x " << r.stats.head_dim / 2

@@ -1,10 +1,13 @@
 // triattn chat: an interactive conversation on stdin/stdout. Replies stream to stdout;
 // notices and per-turn statistics go to stderr, so `... | triattn chat -m M > replies.txt`
 // keeps only the replies. The "> " marker is shown only when stdin is a terminal.
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "cli/chat_session.h"
@@ -56,65 +59,120 @@ void print_turn_stats(int turn_no, const ChatTurn& t, Sequence& seq, const std::
                static_cast<long long>(s.prune_events));
 }
 
+// Ctrl-C: during a reply it stops the reply (the conversation goes on); at the prompt the
+// default action ends the program. The handler only sets a flag.
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
+
+struct SigintDuringReply {
+  struct sigaction old {};
+  SigintDuringReply() {
+    g_interrupted.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+  }
+  ~SigintDuringReply() { sigaction(SIGINT, &old, nullptr); }
+};
+
+constexpr const char* kHelp =
+    "commands (alone on a line):\n"
+    "  /help           this list\n"
+    "  /reset          forget the conversation (the system message stays)\n"
+    "  /system TEXT    set the system message and start a new conversation (/system alone clears it)\n"
+    "  /quit, /exit    end (as does end of input)\n"
+    "a line ending in \\ continues on the next; Ctrl-C stops a reply; start a message with // to send one "
+    "beginning with /\n";
+
 }  // namespace
 
 int cmd_chat(const std::vector<std::string>& args) {
   CLI::App app{"Chat with a model (reads messages from stdin)", "triattn chat"};
   std::string model_path, system;
-  int64_t n_predict = 256;
+  GenerateOptions reply;
+  reply.n_predict = 256;
+  bool ignore_eos = false;
   int threads = 0;
   ChatPromptOptions chat_opt;
   SamplerParams sp;
   KvOptions kv;
   app.add_option("-m,--model", model_path, "model: .gguf file, HF directory or llama2.c .bin")->required();
-  app.add_option("-n,--n-predict", n_predict, "most tokens per reply")->capture_default_str();
+  app.add_option("-n,--n-predict", reply.n_predict, "most tokens per reply")->capture_default_str();
+  app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
   app.add_option("--system", system, "system message");
   add_chat_template_options(app, chat_opt);
   add_threads_option(app, threads);
   add_sampling_options(app, sp);
   add_kv_options(app, kv);
-  app.footer(
-      "Type a message and press Enter; end a line with \\ to continue the message on the next line.\n"
-      "Commands: /reset (forget the conversation), /quit (or end of input).");
+  app.footer(std::string("Type a message and press Enter.\n") + kHelp);
   if (int rc = parse(app, args); rc >= 0) return rc;
-  finish_kv_options(kv);
-  if (n_predict <= 0) fail("-n must be positive");
+  finish_kv_options(app, kv);
+  const bool random_seed = finish_sampling_options(app, sp);
+  if (reply.n_predict <= 0) fail("-n must be positive");
+  reply.stop_at_eog = !ignore_eos;
 
-  auto model = Model::load(model_path, {.threads = threads});
+  auto model = load_model(model_path, {.threads = threads});
+  note_context(*model, kv.settings);
   const ChatPrompt prompt(model->tokenizer(), model->path(), chat_opt, &std::cerr);
   ThreadPool pool(threads);
   Forward forward(*model, &pool);
   PolicyFactory policies(*model, kv.settings);
-  ChatSession session(*model, forward, policies, prompt, sp, n_predict, system, &std::cerr);
-
+  print_warnings(policies.warnings());
+  auto session = std::make_unique<ChatSession>(*model, forward, policies, prompt, sp, reply, system, &std::cerr);
   const bool interactive = isatty(STDIN_FILENO) != 0;
   if (interactive) {
     std::cerr << "chat with " << model_path << " (template: " << prompt.origin() << ", KV policy "
-              << kv.settings.policy << "). /reset forgets, /quit or Ctrl-D ends; a trailing \\ continues a line.\n";
+              << kv.settings.policy << "). /help lists the commands; /quit or Ctrl-D ends.\n";
   }
+  if (random_seed && sp.temperature > 0) std::cerr << "seed " << sp.seed << " (repeat with --seed " << sp.seed << ")\n";
   int turn_no = 0;
   for (;;) {
     if (interactive) std::cout << "> " << std::flush;
-    const std::optional<std::string> msg = read_message(std::cin, interactive);
-    if (!msg || *msg == "/quit" || *msg == "/exit") break;
-    if (*msg == "/reset") {
-      session.reset();
-      turn_no = 0;
-      std::cerr << "(conversation reset)\n";
+    std::optional<std::string> msg = read_message(std::cin, interactive);
+    if (!msg) break;
+    if ((*msg)[0] == '/' && msg->compare(0, 2, "//") != 0) {
+      // A command is the whole line: its name, then (for /system) an argument.
+      const size_t space = msg->find(' ');
+      const std::string name = msg->substr(0, space), arg = space == std::string::npos ? "" : msg->substr(space + 1);
+      if ((name == "/quit" || name == "/exit") && arg.empty()) break;
+      if (name == "/help" && arg.empty()) {
+        std::cerr << kHelp;
+      } else if (name == "/reset" && arg.empty()) {
+        session->reset();
+        turn_no = 0;
+        std::cerr << "(conversation reset)\n";
+      } else if (name == "/system") {
+        system = arg;
+        session = std::make_unique<ChatSession>(*model, forward, policies, prompt, sp, reply, system, &std::cerr);
+        turn_no = 0;
+        std::cerr << (arg.empty() ? "(system message cleared; new conversation)\n"
+                                  : "(system message set; new conversation)\n");
+      } else {
+        std::cerr << "unknown command '" << *msg << "' (/help lists them; start with // to send a message beginning with /)\n";
+      }
       continue;
     }
-    if (msg->size() > 1 && (*msg)[0] == '/' && msg->find_first_of(" \n") == std::string::npos) {
-      std::cerr << "unknown command " << *msg << " (commands: /reset, /quit)\n";
-      continue;
-    }
+    if (msg->compare(0, 2, "//") == 0) msg->erase(0, 1);
     if (is_blank(*msg)) continue;
+    ChatTurn t;
+    try {
+      const SigintDuringReply sigint;
+      t = session->turn(*msg, [](const std::string& text) {
+        std::cout << text << std::flush;
+        return std::cout && !g_interrupted.load();
+      });
+    } catch (const Error& e) {
+      // A refused turn (the context is full, the template rejected the message) leaves the
+      // conversation as it was.
+      std::cerr << "error: " << e.what() << "\n";
+      continue;
+    }
     ++turn_no;
-    const ChatTurn t = session.turn(*msg, [](const std::string& text) {
-      std::cout << text << std::flush;
-      return true;
-    });
     std::cout << "\n" << std::flush;
-    print_turn_stats(turn_no, t, session.sequence(), kv.settings.policy);
+    if (!std::cout) fail("cannot write to standard output");
+    if (t.finish_reason == "callback") std::cerr << "(reply interrupted)\n";
+    print_turn_stats(turn_no, t, session->sequence(), kv.settings.policy);
   }
   if (interactive) std::cout << "\n";
   return 0;

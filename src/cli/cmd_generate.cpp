@@ -19,6 +19,7 @@ int cmd_generate(const std::vector<std::string>& args) {
   int64_t n_predict = 128;
   int threads = 0;
   bool json = false, chat = false, ignore_eos = false;
+  std::vector<std::string> stop;
   PromptOptions popt;
   SamplerParams sp;
   KvOptions kv;
@@ -31,37 +32,45 @@ int cmd_generate(const std::vector<std::string>& args) {
   add_chat_template_options(app, popt.chat_opt);
   app.add_flag("--json", json, "print one JSON object (text, tokens, prompt_text, prompt_token_ids, stats)");
   app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
+  app.add_option("--stop", stop, "stop before this text (repeatable; not included in the output)");
   add_threads_option(app, threads);
   add_sampling_options(app, sp);
   add_kv_options(app, kv);
   if (int rc = parse(app, args); rc >= 0) return rc;
-  finish_kv_options(kv);
+  finish_kv_options(app, kv);
+  const bool random_seed = finish_sampling_options(app, sp);
   if (!prompt.empty() && !prompt_file.empty()) fail("give the prompt with -p or -f, not both");
   if (!prompt_file.empty()) prompt = read_text_file(prompt_file);
   if (n_predict < 0) fail("-n must be >= 0");
   if (!chat && (popt.chat_opt.no_think || !popt.chat_opt.template_path.empty()))
     fail("--no-think and --chat-template need --chat");
 
-  auto model = Model::load(model_path, {.threads = threads});
+  auto model = load_model(model_path, {.threads = threads});
+  note_context(*model, kv.settings);
   popt.chat = chat;
   const BuiltPrompt built = build_prompt(*model, prompt, popt);
   const std::vector<int32_t>& prompt_ids = built.ids;
   ThreadPool pool(threads);
   Forward forward(*model, &pool);
   PolicyFactory policies(*model, kv.settings);
-  Sequence seq(*model, policies);
+  print_warnings(policies.warnings());
+  Sequence seq(*model, policies, [](const std::string& text) { std::cerr << "note: " << text << "\n"; });
   Sampler sampler(sp);
   GenerateOptions gopt;
   gopt.n_predict = n_predict;
   gopt.stop_at_eog = !ignore_eos;
+  gopt.stop = stop;
+  const bool sampling = sp.temperature > 0;
+  if (sampling && random_seed && !json) std::cerr << "seed " << sp.seed << " (repeat with --seed " << sp.seed << ")\n";
 
   TextCallback stream;
   if (!json) {
     // A chat prompt is template markup: show only the reply.
     if (!chat) std::cout << model->tokenizer().decode(prompt_ids) << std::flush;
+    // A stdout that cannot be written (closed pipe, full disk) ends the generation.
     stream = [](const std::string& text) {
       std::cout << text << std::flush;
-      return true;
+      return static_cast<bool>(std::cout);
     };
   }
   GenerateResult r = generate(*model, forward, seq, prompt_ids, gopt, sampler, stream);
@@ -75,6 +84,7 @@ int cmd_generate(const std::vector<std::string>& args) {
                           {"finish_reason", r.finish_reason},
                           {"kv_policy", kv.settings.policy},
                           {"stats", s.to_json()}};
+    if (sampling) out["seed"] = sp.seed;
     std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << std::endl;  // flushed before the summary line on stderr

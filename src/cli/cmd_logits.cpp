@@ -25,7 +25,7 @@ int cmd_logits(const std::vector<std::string>& args) {
   if (int rc = parse(app, args); rc >= 0) return rc;
   if (tokens.empty() == prompt.empty()) fail("give exactly one of --tokens or -p");
   const DType cache_type = parse_kv_type(kv_type);
-  auto model = Model::load(model_path, {.threads = threads});
+  auto model = load_model(model_path, {.threads = threads});
   const Tokenizer& tok = model->tokenizer();
   const std::vector<int32_t> ids = tokens.empty() ? tok.encode(prompt, tok.add_bos_default()) : parse_token_list(tokens);
   const FreshRun run = run_fresh(*model, ids, cache_type,

@@ -31,9 +31,11 @@ int cmd_scores(const std::vector<std::string>& args) {
   if (int rc = parse(app, args); rc >= 0) return rc;
 
   const DType cache_type = parse_kv_type(kv_type);
-  auto model = Model::load(model_path, {.threads = threads});
+  auto model = load_model(model_path, {.threads = threads});
   const ModelConfig& c = model->config();
-  auto stats = load_stats(stats_path, c);
+  std::vector<std::string> warnings;
+  auto stats = load_stats(stats_path, *model, &warnings);
+  print_warnings(warnings);
   const Tokenizer& tok = model->tokenizer();
   const std::vector<int32_t> ids = tok.encode(prompt, tok.add_bos_default());
   if (ids.empty()) fail("the prompt is empty");

@@ -8,6 +8,7 @@ namespace triattn::cli {
 
 int cmd_generate(const std::vector<std::string>& args);
 int cmd_chat(const std::vector<std::string>& args);
+int cmd_info(const std::vector<std::string>& args);
 int cmd_tokenize(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);

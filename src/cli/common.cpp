@@ -1,16 +1,27 @@
 #include "cli/common.h"
 
 #include <algorithm>
-#include <fstream>
+#include <charconv>
+#include <cstdint>
 #include <iostream>
 #include <iterator>
+#include <random>
 #include <sstream>
 
+#include "cli/kv_environment.h"
 #include "core/error.h"
+#include "core/read_file.h"
+#include "core/thread_pool.h"
+#include "kv/keep_set.h"
 
 namespace triattn::cli {
 
 int parse(CLI::App& app, const std::vector<std::string>& args) {
+  // A flag given twice takes its last value, as llama.cpp's do: `scripts/demo.sh -n 400`
+  // appends to a command line that already has -n. Set here, after every option is added,
+  // so no command can forget it.
+  for (CLI::Option* o : app.get_options())
+    if (o->get_expected_max() == 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes from the back
   try {
     app.parse(reversed);
@@ -18,18 +29,28 @@ int parse(CLI::App& app, const std::vector<std::string>& args) {
     std::cout << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    fail(app.get_name(), ": ", e.what(), " (see --help)");
+    fail(e.what(), " (see --help)");  // main() prefixes the command's name
   }
   return -1;
 }
 
 void add_threads_option(CLI::App& app, int& threads) {
-  app.add_option("-t,--threads", threads, "worker threads (0 = all cores)")->capture_default_str();
+  app.add_option("-t,--threads", threads, "worker threads (0 = all cores)")
+      ->capture_default_str()
+      ->check(
+          [](const std::string& v) -> std::string {
+            try {
+              ThreadPool::check_thread_count(std::stoll(v), "-t");
+            } catch (const std::exception& e) {
+              return e.what();
+            }
+            return "";
+          },
+          "THREADS");
 }
 
 void add_kv_options(CLI::App& app, KvOptions& kv) {
   KvSettings& s = kv.settings;
-  apply_kv_environment(s);
   kv.pruning_mode = std::string(pruning_mode_name(s.params.mode));
   std::string policies;
   for (const PolicyInfo& p : kv_policy_list()) policies += (policies.empty() ? "" : ", ") + p.name;
@@ -51,14 +72,23 @@ void add_kv_options(CLI::App& app, KvOptions& kv) {
       ->capture_default_str();
   app.add_option("--kv-type", kv.cache_type, "KV cache element type: f16 or f32")->capture_default_str();
   app.add_option("--prefill-chunk", s.prefill_chunk, "most prompt tokens per forward step")->capture_default_str();
+  app.add_option("--ctx", s.context_length,
+                 "context limit in tokens (0 = the model's): the full policy stops there, a compressing one "
+                 "may pass it (announced)")
+      ->capture_default_str();
 }
 
-void finish_kv_options(KvOptions& kv) {
+void finish_kv_options(const CLI::App& app, KvOptions& kv) {
   auto mode = pruning_mode_from_name(kv.pruning_mode);
-  if (!mode) fail("--pruning-mode '", kv.pruning_mode, "' is not one of per_head, per_layer_per_head, per_layer, global");
+  if (!mode) fail("--pruning-mode '", kv.pruning_mode, "' is not one of ", pruning_mode_names());
   kv.settings.params.mode = *mode;
+  apply_kv_environment(kv.settings, [&](const char* flag) { return app.count(flag) > 0; });
   kv.settings.cache_type = parse_kv_type(kv.cache_type);
-  if (kv.settings.prefill_chunk <= 0) fail("--prefill-chunk must be positive");
+  if (kv.settings.prefill_chunk <= 0 || kv.settings.prefill_chunk > kMaxBudgetTokens)
+    fail("--prefill-chunk must be between 1 and ", kMaxBudgetTokens, ", got ", kv.settings.prefill_chunk);
+  if (kv.settings.context_length < 0 || kv.settings.context_length > INT32_MAX)
+    fail("--ctx must be between 0 (the model's context length) and ", INT32_MAX, ", got ",
+         kv.settings.context_length);
 }
 
 void add_sampling_options(CLI::App& app, SamplerParams& s) {
@@ -67,8 +97,34 @@ void add_sampling_options(CLI::App& app, SamplerParams& s) {
   app.add_option("--top-p", s.top_p, "top-p (1 = off)")->capture_default_str();
   app.add_option("--min-p", s.min_p, "min-p (0 = off)")->capture_default_str();
   app.add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1 = off)")->capture_default_str();
-  app.add_option("--repeat-last-n", s.repeat_last_n, "tokens considered by the penalty")->capture_default_str();
-  app.add_option("--seed", s.seed, "sampling seed")->capture_default_str();
+  app.add_option("--repeat-last-n", s.repeat_last_n, "tokens considered by the penalty (-1 = all, 0 = off)")
+      ->capture_default_str();
+  app.add_option("--seed", s.seed, "sampling seed (default: a random one, printed)");
+}
+
+bool finish_sampling_options(const CLI::App& app, SamplerParams& s) {
+  validate(s);
+  if (app.count("--seed") > 0) return false;
+  std::random_device rd;
+  s.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return true;
+}
+
+std::shared_ptr<const Model> load_model(const std::string& path, const LoadOptions& options) {
+  auto model = Model::load(path, options);
+  print_warnings(model->warnings());
+  return model;
+}
+
+void note_context(const Model& model, const KvSettings& s) {
+  const int64_t trained = model.config().context_length;
+  if (s.context_length > 0 && trained > 0 && s.context_length > trained)
+    std::cerr << "note: --ctx " << s.context_length << " is larger than the model's context length (" << trained
+              << " tokens): positions past it may lower quality\n";
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
 }
 
 DType parse_kv_type(const std::string& name) {
@@ -96,11 +152,7 @@ FreshRun run_fresh(const Model& model, std::span<const int32_t> ids, DType kv_ty
 
 std::string read_text_file(const std::string& path) {
   if (path == "-") return std::string(std::istreambuf_iterator<char>(std::cin), {});
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_file(path);
 }
 
 std::vector<int32_t> parse_token_list(const std::string& s) {
@@ -108,14 +160,12 @@ std::vector<int32_t> parse_token_list(const std::string& s) {
   std::stringstream ss(s);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    size_t used = 0;
-    long v = 0;
-    try {
-      v = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || v < 0) fail("token list: '", item, "' is not a token id");
+    // from_chars reports out-of-range values instead of wrapping them (4294967297 used to
+    // become token 1): every id must fit int32, the vocabulary check comes later.
+    int64_t v = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || v < 0 || v > INT32_MAX)
+      fail("token list: '", item, "' is not a token id (a whole number from 0 to ", INT32_MAX, ")");
     ids.push_back(static_cast<int32_t>(v));
   }
   if (ids.empty()) fail("token list is empty");

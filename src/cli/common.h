@@ -18,17 +18,29 @@ int parse(CLI::App& app, const std::vector<std::string>& args);
 
 void add_threads_option(CLI::App& app, int& threads);
 
-// KV options of DESIGN §3. Environment variables (TRIATTN_RUNTIME_*) are read first, so
-// flags override them. Call finish_kv_options after parsing.
+// KV options of DESIGN §3 and --ctx. Call finish_kv_options after parsing: it applies the
+// environment variables (TRIATTN_RUNTIME_*) to the knobs whose flags were not given
+// (cli/kv_environment.h) and checks the values.
 struct KvOptions {
   KvSettings settings;
   std::string pruning_mode = "per_head";
   std::string cache_type = "f16";
 };
 void add_kv_options(CLI::App& app, KvOptions& kv);
-void finish_kv_options(KvOptions& kv);
+void finish_kv_options(const CLI::App& app, KvOptions& kv);
 
 void add_sampling_options(CLI::App& app, SamplerParams& s);
+// After parsing: checks the values (Error naming the first bad one) and, unless --seed was
+// given, draws a random seed. Returns true when the seed was drawn (callers print it, so a
+// run can be repeated).
+bool finish_sampling_options(const CLI::App& app, SamplerParams& s);
+
+// Model::load, then the loader's warnings (unused tensors, unverifiable metadata) on stderr.
+std::shared_ptr<const Model> load_model(const std::string& path, const LoadOptions& options);
+// "warning: ..." lines on stderr (a loader's or a PolicyFactory's warnings()).
+void print_warnings(const std::vector<std::string>& warnings);
+// A note on stderr when --ctx asks for more than the model was trained on.
+void note_context(const Model& model, const KvSettings& s);
 
 // "f16" or "f32" for --kv-type; Error naming the value otherwise.
 DType parse_kv_type(const std::string& name);

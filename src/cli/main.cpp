@@ -1,6 +1,9 @@
 // triattn: one binary, one subcommand per job (DESIGN §3).
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,8 @@ struct Command {
 const Command kCommands[] = {
     {"generate", triattn::cli::cmd_generate, "generate text from a prompt (optionally with KV compression)", false},
     {"chat", triattn::cli::cmd_chat, "interactive conversation with the model's chat template", false},
+    {"info", triattn::cli::cmd_info, "describe a model: architecture, shapes, types, context, template, special tokens",
+     false},
     {"tokenize", triattn::cli::cmd_tokenize, "show the token ids of a text (vocabulary only, no weights)", false},
     {"calibrate", triattn::cli::cmd_calibrate, "measure per-head query statistics for TriAttention", false},
     {"bench", triattn::cli::cmd_bench, "measure speed, KV memory and scoring overhead per KV policy and depth", false},
@@ -29,7 +34,8 @@ const Command kCommands[] = {
 
 void usage(std::ostream& os) {
   os << "triattn: LLM inference with TriAttention KV-cache compression\n\n"
-        "usage: triattn <command> [options]   (triattn <command> --help for its options)\n\ncommands:\n";
+        "usage: triattn <command> [options]   (triattn <command> --help for its options; triattn --version)\n\n"
+        "commands:\n";
   for (const Command& c : kCommands)
     if (!c.hidden) os << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.help << "\n";
 }
@@ -41,14 +47,34 @@ int main(int argc, char** argv) {
     usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? 2 : 0;
   }
+  if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-V") == 0) {
+    std::cout << "triattn " << TRIATTN_VERSION << " (" << TRIATTN_COMMIT << ")\n";
+    return 0;
+  }
   const std::string name = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   for (const Command& c : kCommands) {
     if (name != c.name) continue;
+    const std::string prefix = "triattn " + name + ": error: ";
     try {
-      return c.run(args);
+      const int rc = c.run(args);
+      // Output that never arrived is a failure (`generate --json > /dev/full` used to exit 0).
+      std::cout.flush();
+      if (!std::cout || std::fflush(stdout) != 0) {
+        std::cerr << prefix << "cannot write to standard output (disk full, or the reader went away)\n";
+        return 1;
+      }
+      return rc;
     } catch (const triattn::Error& e) {
-      std::cerr << "triattn " << name << ": error: " << e.what() << "\n";
+      std::cerr << prefix << e.what() << "\n";
+      return 1;
+    } catch (const std::bad_alloc&) {
+      // Inputs are checked before they allocate; what is left is a request larger than the
+      // machine (a huge budget, context or model), which is the user's to change, not a bug.
+      std::cerr << prefix << "out of memory: the model or settings need more memory than this machine has\n";
+      return 1;
+    } catch (const std::filesystem::filesystem_error& e) {
+      std::cerr << prefix << e.what() << "\n";  // names the operation and the path
       return 1;
     } catch (const std::exception& e) {
       std::cerr << "triattn " << name << ": internal error: " << e.what() << "\n";

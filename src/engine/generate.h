@@ -1,6 +1,7 @@
 #pragma once
 // The generation loop for one sequence: prefill the prompt, then sample and feed one token
-// at a time until n_predict tokens, an end-of-generation token, or the callback says stop.
+// at a time until n_predict tokens, an end-of-generation token, a stop string, the context
+// limit, or the callback says stop. Every frontend that generates (generate, chat) runs it.
 #include <functional>
 #include <span>
 #include <string>
@@ -14,17 +15,28 @@ namespace triattn {
 
 struct GenerateOptions {
   int64_t n_predict = 128;
+  // End at an end-of-generation token, and at its text written out by ordinary tokens.
   bool stop_at_eog = true;
+  // Generation ends before the first occurrence of any of these in the text.
+  std::vector<std::string> stop;
+  // Feed every generated token, the last one too, so the cache holds the whole reply and a
+  // conversation can continue from it (chat). Otherwise the last token is not fed.
+  bool feed_last = false;
 };
 
 struct GenerateResult {
   std::vector<int32_t> tokens;  // generated ids (an end-of-generation token included)
-  std::string text;             // their decoded text (end-of-generation token not rendered)
-  std::string finish_reason;    // "length", "stop" (end-of-generation) or "callback"
+  // Their text: end-of-generation and other control tokens are not text, and a stop string
+  // and what followed it are cut off.
+  std::string text;
+  // "length" (n_predict or the context limit), "stop" (end-of-generation token or stop
+  // string) or "callback".
+  std::string finish_reason;
   RunStats stats;
 };
 
-// on_text receives decoded text as it becomes complete UTF-8; returning false stops.
+// on_text receives decoded text as it becomes final (complete UTF-8, past any stop-string
+// prefix); returning false stops.
 using TextCallback = std::function<bool(const std::string& text)>;
 
 GenerateResult generate(const Model& model, Forward& forward, Sequence& seq, std::span<const int32_t> prompt,

@@ -1,8 +1,9 @@
 #pragma once
-// Turns user-facing KV settings (flags, TRIATTN_RUNTIME_* environment, defaults) into a
-// policy instance for one sequence of a model.
+// Turns user-facing KV settings (flags, TRIATTN_RUNTIME_* environment read by cli/, defaults)
+// into a policy instance for one sequence of a model.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/dtype.h"
 #include "kv/policy.h"
@@ -16,12 +17,9 @@ struct KvSettings {
   std::string stats_path;
   DType cache_type = DType::F16;
   int64_t prefill_chunk = 512;  // upper bound on tokens per forward step in prefill
+  // Context limit of each sequence (Sequence::context_limit); 0 = the model's context length.
+  int64_t context_length = 0;
 };
-
-// Environment variables of the reference implementation; flags set later override them.
-// TRIATTN_RUNTIME_KV_BUDGET, _DIVIDE_LENGTH, _WINDOW_SIZE, _SPARSE_STATS_PATH, _PRUNING_MODE.
-// A variable that is set but malformed raises Error naming it.
-void apply_kv_environment(KvSettings& s);
 
 AttentionGeometry attention_geometry(const ModelConfig& c);
 
@@ -32,9 +30,13 @@ class PolicyFactory {
   PolicyFactory(const Model& model, const KvSettings& settings);
   std::unique_ptr<KvPolicy> make() const;
   const KvSettings& settings() const { return settings_; }
+  // What loading the statistics noticed but did not refuse (another model name, a file too
+  // old to carry a weights fingerprint); frontends print them.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   KvSettings settings_;
+  std::vector<std::string> warnings_;
   AttentionGeometry geometry_;
 };
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+
+#include "core/error.h"
 
 namespace triattn {
 
@@ -10,15 +13,62 @@ KvCacheShape cache_shape(const Model& m, DType type) {
   const ModelConfig& c = m.config();
   return KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, type};
 }
+
+// Positions are stored as int32 in the cache.
+constexpr int64_t kMaxPositions = std::numeric_limits<int32_t>::max();
+
+int64_t context_limit_of(const Model& m, const KvSettings& s) {
+  return s.context_length > 0 ? s.context_length : std::max<int64_t>(0, m.config().context_length);
+}
 }  // namespace
 
-Sequence::Sequence(const Model& model, const PolicyFactory& policies)
+Sequence::Sequence(const Model& model, const PolicyFactory& policies, NoticeFn notices)
     : model_(model),
       policy_(policies.make()),
-      cache_(cache_shape(model, policies.settings().cache_type), policy_->capacity_hint()) {
+      cache_(cache_shape(model, policies.settings().cache_type)),
+      context_limit_(context_limit_of(model, policies.settings())),
+      notices_(std::move(notices)) {
   const int64_t limit = policy_->max_append();
   max_step_ = std::max<int64_t>(1, limit > 0 ? std::min(limit, policies.settings().prefill_chunk)
                                              : policies.settings().prefill_chunk);
+  // Reserve what the sequence can really use: the policy's bound, but never more than the
+  // context (a budget of 1e6 used to preallocate 545 MB for a 656K-parameter model). Beyond
+  // that the cache grows on demand.
+  int64_t reserve = policy_->memory_bound(info_);
+  if (context_limit_ > 0) reserve = std::min(reserve, context_limit_);
+  if (reserve > 0) cache_.reserve(reserve);
+}
+
+void Sequence::set_prompt_length(int64_t n) {
+  const int64_t before = policy_->memory_bound(info_);
+  info_.prompt_len = n;
+  const int64_t after = policy_->memory_bound(info_);
+  if (before > 0 && after > before)
+    notice("the protected prompt (" + std::to_string(n) + " tokens) does not fit the KV budget: the cache will hold up to " +
+           std::to_string(after) + " tokens per (layer, KV head) instead of " + std::to_string(before) +
+           " (drop --protect-prompt or raise --kv-budget to keep the usual bound)");
+}
+
+int64_t Sequence::room() const {
+  const int64_t used = cache_.n_processed();
+  if (context_limit_ > 0 && memory_bound() == 0) return std::max<int64_t>(0, context_limit_ - used);
+  return kMaxPositions - used;
+}
+
+void Sequence::check_context(int64_t n) {
+  const int64_t used = cache_.n_processed(), end = used + n;
+  if (end > kMaxPositions) fail("the sequence would pass ", kMaxPositions, " positions, the most a KV cache stores");
+  if (context_limit_ <= 0 || end <= context_limit_) return;
+  if (memory_bound() == 0)
+    fail(n, " more tokens would take the sequence to ", end, " tokens, past its context of ", context_limit_,
+         " (the model's context length, or --ctx): the '", policy_->name(),
+         "' policy keeps every token. Shorten the input, or use a compressing --kv-policy");
+  if (!announced_past_context_) {
+    announced_past_context_ = true;
+    notice("the sequence passes " + std::to_string(context_limit_) +
+           " tokens, the context limit: the KV policy keeps memory bounded, but positions past the model's "
+           "trained context may lower quality");
+  }
 }
 
 void Sequence::prepare_append(int64_t n, ThreadPool* pool) {
@@ -28,6 +78,7 @@ void Sequence::prepare_append(int64_t n, ThreadPool* pool) {
 }
 
 std::vector<float> Sequence::feed(std::span<const int32_t> tokens, Forward& forward) {
+  check_context(static_cast<int64_t>(tokens.size()));
   std::vector<std::vector<float>> logits;
   std::vector<float> last;
   for (size_t start = 0; start < tokens.size(); start += static_cast<size_t>(max_step_)) {

@@ -1,8 +1,13 @@
 #pragma once
 // One sequence being generated: its KV cache, its policy instance and its token history.
 // feed() runs tokens through the model in steps the policy allows, pruning between steps.
+// It also holds the context rule, one for every frontend: under a policy that does not
+// bound memory (full) the sequence never passes its context limit; under one that does,
+// positions past it are allowed and announced once.
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/kv_setup.h"
@@ -13,18 +18,38 @@
 
 namespace triattn {
 
+// Receives the sequence's notices (context passed, protection outgrowing the budget, a
+// generation stopped at the context). The engine never prints; frontends decide where
+// notices go (stderr, a server log).
+using NoticeFn = std::function<void(const std::string& text)>;
+
 class Sequence {
  public:
-  Sequence(const Model& model, const PolicyFactory& policies);
+  Sequence(const Model& model, const PolicyFactory& policies, NoticeFn notices = nullptr);
 
   // Runs tokens through the model (prefill when many, decode when one) and returns the logits
   // after the last one. Prunes the cache before any step that would exceed the policy's bound.
+  // Throws Error, before anything is fed, when the tokens would take a sequence whose memory
+  // is not bounded past its context limit.
   std::vector<float> feed(std::span<const int32_t> tokens, Forward& forward);
   // The policy's pruning before appending n tokens, timed into stats().scoring_ms; scoring and
   // compaction run on `pool` when given.
   void prepare_append(int64_t n, ThreadPool* pool);
-  // Marks the end of the prompt (protect-prompt, statistics).
-  void set_prompt_length(int64_t n) { info_.prompt_len = n; }
+  // Marks the end of the prompt (protect-prompt, statistics); announces when protecting it
+  // raises the policy's memory bound.
+  void set_prompt_length(int64_t n);
+
+  // Tokens this sequence may still take: context_limit() - tokens so far when memory is not
+  // bounded, else only what positions (int32) can hold.
+  int64_t room() const;
+  // The context limit: KvSettings::context_length, or the model's context length when that is
+  // 0; 0 when neither is known (then only the int32 positions limit).
+  int64_t context_limit() const { return context_limit_; }
+  // Tokens per (layer, KV head) the policy never exceeds for this sequence; 0 = unbounded.
+  int64_t memory_bound() const { return policy_->memory_bound(info_); }
+  void notice(const std::string& text) const {
+    if (notices_) notices_(text);
+  }
 
   KvCache& cache() { return cache_; }
   const KvCache& cache() const { return cache_; }
@@ -37,6 +62,9 @@ class Sequence {
   int64_t max_step() const { return max_step_; }
 
  private:
+  // Refuses or announces n more tokens according to the context rule.
+  void check_context(int64_t n);
+
   const Model& model_;
   std::unique_ptr<KvPolicy> policy_;
   KvCache cache_;
@@ -44,6 +72,9 @@ class Sequence {
   std::vector<int32_t> history_;
   RunStats stats_;
   int64_t max_step_;
+  int64_t context_limit_ = 0;
+  NoticeFn notices_;
+  bool announced_past_context_ = false;
 };
 
 }  // namespace triattn

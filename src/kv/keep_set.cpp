@@ -18,9 +18,28 @@ KeepRules keep_rules(const PolicyParams& params, const SequenceInfo& seq) {
   return r;
 }
 
-bool prune_due(const KvCache& cache, int64_t n_new, const PolicyParams& params) {
-  const int64_t n = cache.max_size();
-  return n > params.budget && n + n_new > params.budget + params.divide_length;
+void validate_budget_params(const PolicyParams& p) {
+  const auto check = [](const char* what, int64_t v, int64_t lo) {
+    if (v < lo || v > kMaxBudgetTokens)
+      fail(what, " must be between ", lo, " and ", kMaxBudgetTokens, " tokens, got ", v);
+  };
+  check("KV budget (--kv-budget)", p.budget, 1);
+  check("divide length (--divide-length)", p.divide_length, 1);
+  check("window (--window)", p.window, 0);
+  check("sink (--sink)", p.sink, 0);
+  if (p.sink >= p.budget)
+    fail("sink (--sink) ", p.sink, " must be smaller than the KV budget (--kv-budget) ", p.budget,
+         ": sink tokens are always kept, so the budget would have no room left to select");
+}
+
+int64_t effective_budget(const PolicyParams& params, const SequenceInfo& seq) {
+  const KeepRules r = keep_rules(params, seq);
+  return std::max(r.budget, std::max(r.sink, r.protect_below) + r.window);
+}
+
+bool prune_due(const KvCache& cache, int64_t n_new, const PolicyParams& params, const SequenceInfo& seq) {
+  const int64_t n = cache.max_size(), budget = effective_budget(params, seq);
+  return n > budget && n + n_new > budget + params.divide_length;
 }
 
 StreamSplit split_stream(std::span<const int32_t> pos, const KeepRules& rules) {

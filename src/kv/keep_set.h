@@ -22,9 +22,23 @@ struct KeepRules {
 
 KeepRules keep_rules(const PolicyParams& params, const SequenceInfo& seq);
 
-// True when appending n_new tokens would take the largest stream past B + β (DESIGN §1: the
-// cache is cut back to B before that happens) and there is something to cut.
-bool prune_due(const KvCache& cache, int64_t n_new, const PolicyParams& params);
+// The most tokens any budget knob may ask for: positions are int32, and B + β must not
+// overflow (a budget near INT64_MAX used to switch pruning off silently).
+constexpr int64_t kMaxBudgetTokens = (int64_t{1} << 30);
+
+// Throws Error naming the first knob out of range: B and β in [1, kMaxBudgetTokens], W and S
+// in [0, kMaxBudgetTokens], S < B (sinks are kept unconditionally: S >= B leaves nothing to
+// select, and the budget could never hold). Every policy that prunes calls it.
+void validate_budget_params(const PolicyParams& params);
+
+// B, or more when the tokens kept unconditionally cannot fit in it: with --protect-prompt a
+// prompt longer than B stays whole, plus the window. Pruning triggers at this + β, so a
+// protection that outgrows B raises the bound instead of scoring at every step.
+int64_t effective_budget(const PolicyParams& params, const SequenceInfo& seq);
+
+// True when appending n_new tokens would take the largest stream past the effective budget
+// + β (DESIGN §1: the cache is cut back before that happens) and there is something to cut.
+bool prune_due(const KvCache& cache, int64_t n_new, const PolicyParams& params, const SequenceInfo& seq);
 
 // A stream's rows split into protected rows and eviction candidates (both increasing).
 struct StreamSplit {

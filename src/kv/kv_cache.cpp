@@ -109,4 +109,10 @@ void KvCache::clear() {
 
 size_t KvCache::bytes_in_use() const { return live_bytes_; }
 
+int64_t KvCache::capacity() const {
+  int64_t m = 0;
+  for (const Stream& s : streams_) m = std::max(m, static_cast<int64_t>(s.pos.size()));
+  return m;
+}
+
 }  // namespace triattn

@@ -59,6 +59,7 @@ class KvCache {
   void advance(int64_t n) { n_processed_ += n; }
 
   size_t bytes_in_use() const;  // live K+V bytes over all streams
+  int64_t capacity() const;     // rows allocated in the largest stream (reserved or grown)
   int64_t peak_tokens() const { return peak_tokens_; }
   size_t peak_bytes() const { return peak_bytes_; }
   int64_t prune_events() const { return prune_events_; }

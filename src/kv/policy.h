@@ -62,8 +62,10 @@ class KvPolicy {
   virtual unsigned needs() const { return kNeedNothing; }
   // Most tokens the engine may append in one step (prefill chunk size); 0 = no limit.
   virtual int64_t max_append() const { return 0; }
-  // Tokens per stream the cache should reserve up front; 0 = grows as needed.
-  virtual int64_t capacity_hint() const { return 0; }
+  // The most tokens per stream this policy lets the cache hold for this sequence (B + β,
+  // more when protected tokens outgrow B); 0 = unbounded. The engine reserves by it and
+  // applies the context rule by it (Sequence).
+  virtual int64_t memory_bound(const SequenceInfo& seq) const { return 0; }
   // Called before n_new tokens are appended to `cache`. Returns a plan when the cache must
   // shrink first; the engine applies it and times this call as scoring time. `pool`: the
   // threads the policy may score on (the engine's decode threads, idle meanwhile), or null.
@@ -80,6 +82,7 @@ struct PolicyInfo {
   std::string name;
   std::string description;
   bool needs_stats = false;
+  bool prunes = false;  // takes the budget knobs (B, β, W, S), checked before anything else
 };
 
 const std::vector<PolicyInfo>& kv_policy_list();

@@ -2,6 +2,7 @@
 #include <array>
 
 #include "core/error.h"
+#include "kv/keep_set.h"
 #include "kv/policies/policies.h"
 #include "kv/policy.h"
 
@@ -17,12 +18,12 @@ struct Entry {
 
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> e = {
-      {{"full", "full attention: never evicts (reference quality, unbounded memory)", false},
+      {{"full", "full attention: never evicts (reference quality, unbounded memory)", false, false},
        make_full_policy},
       {{"triattention",
         "TriAttention: keeps the keys that calibrated query statistics predict future queries "
         "will attend to (needs --stats)",
-        true},
+        true, true},
        make_triattention_policy},
   };
   return e;
@@ -50,6 +51,7 @@ std::unique_ptr<KvPolicy> make_kv_policy(const std::string& name, const PolicyPa
                                          const AttentionGeometry& geometry) {
   for (const auto& e : entries()) {
     if (e.info.name != name) continue;
+    if (e.info.prunes) validate_budget_params(params);  // a bad knob is named before missing stats
     if (e.info.needs_stats && !params.stats)
       fail("KV policy '", name,
            "' needs calibration statistics: run `triattn calibrate -m MODEL --input FILE -o STATS` "

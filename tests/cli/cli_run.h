@@ -45,17 +45,22 @@ struct RunResult {
 };
 
 // triattn <args...>, stdin from `input` (empty: /dev/null). Arguments are quoted here.
-inline RunResult run_triattn(const std::vector<std::string>& args, const std::string& input = "") {
+// stdout_to: where stdout goes instead of being captured (e.g. /dev/full). Every run is
+// bounded by `timeout` (rc 124 when it had to stop it), so a hang fails the test instead
+// of stalling the suite.
+inline RunResult run_triattn(const std::vector<std::string>& args, const std::string& input = "",
+                             const std::string& stdout_to = "") {
   ScratchDir io;
   const auto in = io / "stdin", out = io / "stdout", err = io / "stderr";
   write_file(in, input);
-  std::string cmd = sh_quote(TRIATTN_BINARY);
+  std::string cmd = "timeout -k 5 120 " + sh_quote(TRIATTN_BINARY);
   for (const std::string& a : args) cmd += " " + sh_quote(a);
-  cmd += " < " + sh_quote(in.string()) + " > " + sh_quote(out.string()) + " 2> " + sh_quote(err.string());
+  cmd += " < " + sh_quote(in.string()) + " > " + sh_quote(stdout_to.empty() ? out.string() : stdout_to) + " 2> " +
+         sh_quote(err.string());
   const int status = std::system(cmd.c_str());
   RunResult r;
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
+  if (stdout_to.empty()) r.out = slurp(out);
   r.err = slurp(err);
   return r;
 }

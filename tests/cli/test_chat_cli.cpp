@@ -166,7 +166,7 @@ TEST(ChatRepl, MultiLineMessageAndCommands) {
   ASSERT_EQ(turns.size(), 2u) << r.err;
   const auto g = generate_json({"-m", m.path(), "--chat", "-p", "a\nb", "-n", "1"});
   EXPECT_EQ(turns[0].fed, static_cast<int64_t>(g["prompt_token_ids"].size()));
-  EXPECT_NE(r.err.find("unknown command /nope"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown command '/nope'"), std::string::npos) << r.err;
   // After /reset the numbering and the cache start over.
   EXPECT_EQ(turns[1].turn, 1);
   EXPECT_EQ(turns[1].fed, count_ids(m.path(), "<|im_start|>user\nc<|im_end|>\n<|im_start|>assistant\n", true));
@@ -209,6 +209,65 @@ TEST(ChatRepl, TriAttentionPrunesAcrossTurns) {
   EXPECT_GT(turns.back().context, 24 + 8);  // the conversation outgrew the budget...
   EXPECT_GT(turns.back().prune_events, 0);  // ...so the policy pruned
   for (const auto& t : turns) EXPECT_LE(t.kv, 24 + 8);
+}
+
+// Commands are whole lines matched exactly: /help lists them, /system starts a conversation
+// with a system message, anything else beginning with / is refused (// sends a message that
+// begins with /).
+TEST(ChatRepl, CommandsAreMatchedExactly) {
+  StoriesWithTemplate m(kChatMl);
+  const RunResult r = run_triattn({"chat", "-m", m.path(), "-n", "2", "--temp", "0"},
+                                  "/help\n/quitx\n/reset now\n/system Be brief.\nhi\n//x\n/quit\n");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("/system TEXT"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown command '/quitx'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown command '/reset now'"), std::string::npos) << r.err;
+  const auto turns = turn_stats(r.err);
+  ASSERT_EQ(turns.size(), 2u) << r.err;
+  EXPECT_EQ(turns[0].fed, count_ids(m.path(),
+                                    "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n"
+                                    "<|im_start|>assistant\n",
+                                    true));
+  EXPECT_EQ(turns[1].fed,
+            count_ids(m.path(), "<|im_end|>\n<|im_start|>user\n/x<|im_end|>\n<|im_start|>assistant\n", false));
+}
+
+// Under full attention a turn that would pass the context is refused with a message and the
+// conversation goes on (it used to warn and produce garbage past the context).
+TEST(ChatRepl, ATurnPastTheContextIsRefusedAndTheSessionGoesOn) {
+  StoriesWithTemplate m(kChatMl);
+  const RunResult r = run_triattn({"chat", "-m", m.path(), "-n", "8", "--temp", "0", "--ignore-eos", "--ctx", "40"},
+                                  "Once upon a time there was a dog\nand a cat and a bird and a fish and a frog\n"
+                                  "/reset\nhi\n");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("past its context of 40"), std::string::npos) << r.err;
+  const auto turns = turn_stats(r.err);
+  ASSERT_EQ(turns.size(), 2u) << r.err;  // the refused turn has no figures
+  EXPECT_EQ(turns[1].turn, 1);
+  for (const auto& t : turns) EXPECT_LE(t.context, 40);
+}
+
+// Ctrl-C during a reply stops that reply; the session goes on to the next message.
+TEST(ChatRepl, InterruptStopsTheReplyNotTheSession) {
+  ScratchDir d;
+  const std::string fifo = (d / "in").string(), out = (d / "out").string(), err = (d / "err").string();
+  // A reply that would run for minutes (no end token, a context far past the model's), cut
+  // short by SIGINT after a second; then one more short turn and /quit.
+  const std::string script =
+      "mkfifo " + sh_quote(fifo) + " && (" + sh_quote(TRIATTN_BINARY) + " chat -m " + sh_quote(kStoriesGguf) +
+      " -n 1000000 --ignore-eos --temp 0 --ctx 1000000 < " + sh_quote(fifo) + " > " + sh_quote(out) + " 2> " +
+      sh_quote(err) + " & pid=$!; exec 3> " + sh_quote(fifo) +
+      "; echo 'Once upon a time' >&3; sleep 1.5; kill -INT $pid; sleep 0.5; echo '/quit' >&3; exec 3>&-; "
+      "wait $pid; echo $? > " + sh_quote((d / "rc").string()) + ")";
+  ASSERT_EQ(std::system(("timeout -k 5 60 sh -c " + sh_quote(script)).c_str()), 0);
+  const std::string e = slurp(err);
+  EXPECT_EQ(slurp(d / "rc"), "0\n") << e;
+  EXPECT_NE(e.find("(reply interrupted)"), std::string::npos) << e;
+  const auto turns = turn_stats(e);
+  ASSERT_EQ(turns.size(), 1u) << e;
+  EXPECT_EQ(turns[0].finish, "callback");
+  EXPECT_GT(turns[0].generated, 10);
 }
 
 TEST(ChatCliErrors, BadInputsFailWithAMessage) {

@@ -6,23 +6,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "tinystories_stats.h"
 
 namespace triattn::test {
 namespace {
 
 const std::string kModel = shared_path("models/tinystories-656k");
 
-class GenerateCli : public ::testing::Test {
+class GenerateCli : public TinyStoriesStats {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new ScratchDir();
-    stats_ = (*dir_ / "tiny.stats.safetensors").string();
-    const RunResult r = run_triattn({"calibrate", "-m", kModel, "--input",
-                                     std::string(TRIATTN_SOURCE_DIR) + "/tests/data/calibration_stories.txt", "-o",
-                                     stats_});
-    ASSERT_EQ(r.rc, 0) << r.err;
-  }
-  static void TearDownTestSuite() { delete dir_; }
   static nlohmann::json run_json(std::vector<std::string> args) {
     args.insert(args.begin(), {"generate", "-m", kModel, "-p", "Once upon a time,", "--temp", "0", "--json",
                                "--ignore-eos"});
@@ -30,8 +22,6 @@ class GenerateCli : public ::testing::Test {
     EXPECT_EQ(r.rc, 0) << r.err;
     return nlohmann::json::parse(r.out);
   }
-  static inline ScratchDir* dir_ = nullptr;
-  static inline std::string stats_;
 };
 
 TEST_F(GenerateCli, JsonHasTheContractKeys) {

@@ -89,30 +89,5 @@ TEST_F(KvCompression, StatsReportPruningAndScoring) {
             static_cast<size_t>(64 + 128) * 2 /*K+V*/ * row * model_->config().n_layers * model_->config().n_kv_heads);
 }
 
-TEST(KvEnvironment, VariablesSetTheRuntimeKnobs) {
-  setenv("TRIATTN_RUNTIME_KV_BUDGET", "512", 1);
-  setenv("TRIATTN_RUNTIME_DIVIDE_LENGTH", "64", 1);
-  setenv("TRIATTN_RUNTIME_WINDOW_SIZE", "32", 1);
-  setenv("TRIATTN_RUNTIME_SPARSE_STATS_PATH", "/tmp/x.safetensors", 1);
-  setenv("TRIATTN_RUNTIME_PRUNING_MODE", "per_layer", 1);
-  KvSettings s;
-  apply_kv_environment(s);
-  EXPECT_EQ(s.params.budget, 512);
-  EXPECT_EQ(s.params.divide_length, 64);
-  EXPECT_EQ(s.params.window, 32);
-  EXPECT_EQ(s.stats_path, "/tmp/x.safetensors");
-  EXPECT_EQ(s.params.mode, PruningMode::PerLayer);
-  setenv("TRIATTN_RUNTIME_KV_BUDGET", "lots", 1);
-  try {
-    apply_kv_environment(s);
-    ADD_FAILURE() << "malformed budget accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("TRIATTN_RUNTIME_KV_BUDGET"), std::string::npos);
-  }
-  for (const char* v : {"TRIATTN_RUNTIME_KV_BUDGET", "TRIATTN_RUNTIME_DIVIDE_LENGTH", "TRIATTN_RUNTIME_WINDOW_SIZE",
-                        "TRIATTN_RUNTIME_SPARSE_STATS_PATH", "TRIATTN_RUNTIME_PRUNING_MODE"})
-    unsetenv(v);
-}
-
 }  // namespace
 }  // namespace triattn

@@ -109,12 +109,60 @@ TEST(PruneDue, TriggersOnlyWhenTheAppendWouldPassBudgetPlusDivideLength) {
   const float k[2] = {1, 0}, v[2] = {0, 0};
   PolicyParams p = params(4, 1);  // B + β = 6
   for (int i = 0; i < 5; ++i) cache.append(0, i, k, v);
-  EXPECT_FALSE(prune_due(cache, 1, p));  // 5 + 1 = 6
-  EXPECT_TRUE(prune_due(cache, 2, p));   // 5 + 2 = 7
+  EXPECT_FALSE(prune_due(cache, 1, p, {}));  // 5 + 1 = 6
+  EXPECT_TRUE(prune_due(cache, 2, p, {}));   // 5 + 2 = 7
   cache.append(0, 5, k, v);
-  EXPECT_TRUE(prune_due(cache, 1, p));
+  EXPECT_TRUE(prune_due(cache, 1, p, {}));
   // A cache at or under the budget has nothing to cut even for a huge append.
   KvCache small({1, 1, 2, DType::F32});
   for (int i = 0; i < 4; ++i) small.append(0, i, k, v);
-  EXPECT_FALSE(prune_due(small, 100, p));
+  EXPECT_FALSE(prune_due(small, 100, p, {}));
+}
+
+// A protected prompt longer than B raises the trigger to prompt + window + β instead of
+// scoring before every append (pruning could never get under B, so each event evicted
+// nothing and the next append triggered again).
+TEST(PruneDue, ProtectionLargerThanTheBudgetRaisesTheTrigger) {
+  PolicyParams p = params(4, 2, 0, true);  // B = 4, W = 2, β = 2
+  const SequenceInfo prompt10{10};
+  EXPECT_EQ(effective_budget(p, prompt10), 12);  // 10 prompt rows + 2 window rows
+  EXPECT_EQ(effective_budget(p, SequenceInfo{1}), 4);
+  KvCache cache({1, 1, 2, DType::F32});
+  const float k[2] = {1, 0}, v[2] = {0, 0};
+  for (int i = 0; i < 13; ++i) cache.append(0, i, k, v);
+  EXPECT_FALSE(prune_due(cache, 1, p, prompt10));  // 13 + 1 <= 12 + 2
+  EXPECT_TRUE(prune_due(cache, 2, p, prompt10));
+  // Without protection the same cache is far past B + β.
+  EXPECT_TRUE(prune_due(cache, 1, params(4, 2), prompt10));
+}
+
+TEST(ValidateBudgetParams, RefusesOutOfRangeKnobsByName) {
+  struct Bad {
+    PolicyParams p;
+    const char* name;
+  };
+  std::vector<Bad> bad;
+  auto with = [](auto set) {
+    PolicyParams p = params(64, 8);
+    set(p);
+    return p;
+  };
+  bad.push_back({with([](PolicyParams& p) { p.budget = 0; }), "--kv-budget"});
+  bad.push_back({with([](PolicyParams& p) { p.budget = INT64_MAX; }), "--kv-budget"});
+  bad.push_back({with([](PolicyParams& p) { p.budget = kMaxBudgetTokens + 1; }), "--kv-budget"});
+  bad.push_back({with([](PolicyParams& p) { p.divide_length = 0; }), "--divide-length"});
+  bad.push_back({with([](PolicyParams& p) { p.divide_length = INT64_MAX - 10; }), "--divide-length"});
+  bad.push_back({with([](PolicyParams& p) { p.window = -1; }), "--window"});
+  bad.push_back({with([](PolicyParams& p) { p.sink = -3; }), "--sink"});
+  bad.push_back({with([](PolicyParams& p) { p.sink = 64; }), "--sink"});  // S >= B
+  for (const Bad& b : bad) {
+    try {
+      validate_budget_params(b.p);
+      ADD_FAILURE() << b.name << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(b.name), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(validate_budget_params(with([](PolicyParams& p) { p.sink = 63; })));
+  EXPECT_NO_THROW(validate_budget_params(with([](PolicyParams& p) { p.budget = kMaxBudgetTokens; })));
 }

@@ -147,7 +147,7 @@ TEST(TriAttentionPolicy, TriggersOnlyPastBudgetPlusDivideLengthAndPrunesToTheBud
   auto stats = norm_stats(1, 1, 1, 2);
   auto policy = make_kv_policy("triattention", params(PruningMode::PerHead, 5, 4, 2, stats), geometry(1, 1, 1, 2));
   EXPECT_EQ(policy->max_append(), 4);
-  EXPECT_EQ(policy->capacity_hint(), 9);
+  EXPECT_EQ(policy->memory_bound(SequenceInfo{}), 9);
   {
     std::vector<std::vector<std::vector<float>>> n8 = {{{9, 1, 8, 2, 7, 3, 6, 4}}};
     KvCache cache = make_cache(n8);

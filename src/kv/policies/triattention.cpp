@@ -18,19 +18,19 @@ class TriAttentionPolicy final : public KvPolicy {
  public:
   TriAttentionPolicy(const PolicyParams& params, const AttentionGeometry& geometry)
       : params_(params), geom_(geometry), scorer_(params.stats, geometry, params.max_offset_log2) {
-    if (params.divide_length < 1)
-      fail("triattention: divide length must be at least 1 (got ", params.divide_length, ")");
-    if (params.budget < 1) fail("triattention: budget must be at least 1 (got ", params.budget, ")");
+    validate_budget_params(params);
   }
 
   std::string_view name() const override { return "triattention"; }
   // A chunk of at most β tokens appended to a cache of at most B stays within B + β.
   int64_t max_append() const override { return params_.divide_length; }
-  int64_t capacity_hint() const override { return params_.budget + params_.divide_length; }
+  int64_t memory_bound(const SequenceInfo& seq) const override {
+    return effective_budget(params_, seq) + params_.divide_length;
+  }
 
   std::optional<KeepPlan> plan_before_append(const KvCache& cache, int64_t n_new,
                                              const SequenceInfo& seq, ThreadPool* pool) override {
-    if (!prune_due(cache, n_new, params_)) return std::nullopt;
+    if (!prune_due(cache, n_new, params_, seq)) return std::nullopt;
     const KeepRules rules = keep_rules(params_, seq);
     scorer_.prepare(cache.n_processed());
     const auto& sh = cache.shape();

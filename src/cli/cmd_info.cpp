@@ -1,0 +1,119 @@
+// triattn info: what a model is, before running it: architecture and shapes, weight types
+// and sizes, context, KV bytes per token, special tokens and the chat template in use.
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/chat_prompt.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/error.h"
+
+namespace triattn::cli {
+
+namespace {
+
+const char* rope_scaling_name(RopeScalingType t) {
+  switch (t) {
+    case RopeScalingType::None: return "none";
+    case RopeScalingType::Linear: return "linear";
+    case RopeScalingType::Llama3: return "llama3";
+    case RopeScalingType::Yarn: return "yarn";
+  }
+  return "?";
+}
+
+std::string format_of(const std::string& path) {
+  if (std::filesystem::is_directory(path)) return "huggingface";
+  return std::filesystem::path(path).extension() == ".gguf" ? "gguf" : "llama2c";
+}
+
+nlohmann::ordered_json token_json(const Tokenizer& tok, int32_t id) {
+  if (id < 0) return nullptr;
+  return {{"id", id}, {"text", tok.token_text(id)}};
+}
+
+}  // namespace
+
+int cmd_info(const std::vector<std::string>& args) {
+  CLI::App app{"Describe a model: architecture, shapes, weight types, context, special tokens, chat template",
+               "triattn info"};
+  std::string model_path;
+  bool json = false;
+  ChatPromptOptions chat_opt;
+  app.add_option("-m,--model", model_path, "model: .gguf file, HF directory or llama2.c .bin")->required();
+  app.add_option("--chat-template", chat_opt.template_path, "describe this chat template instead of the model's");
+  app.add_flag("--json", json, "print one JSON object");
+  if (int rc = parse(app, args); rc >= 0) return rc;
+
+  // The weights stay in the file mapping: info reads shapes and types, not values.
+  auto model = Model::load(model_path, {.repack = false, .threads = 1});
+  print_warnings(model->warnings());
+  const ModelConfig& c = model->config();
+  const Tokenizer& tok = model->tokenizer();
+  const ChatPrompt prompt(tok, model_path, chat_opt, nullptr);
+  // K and V rows of every (layer, KV head), per token, in the default f16 cache.
+  const int64_t kv_bytes_per_token = int64_t{2} * c.n_layers * c.n_kv_heads * c.head_dim * 2;
+
+  nlohmann::ordered_json eog = nlohmann::ordered_json::array();
+  for (int32_t id : tok.eog_ids()) eog.push_back(token_json(tok, id));
+  nlohmann::ordered_json j = {
+      {"path", model_path},
+      {"format", format_of(model_path)},
+      {"architecture", c.arch},
+      {"name", c.name},
+      {"layers", c.n_layers},
+      {"n_embd", c.n_embd},
+      {"n_ff", c.n_ff},
+      {"n_heads", c.n_heads},
+      {"n_kv_heads", c.n_kv_heads},
+      {"head_dim", c.head_dim},
+      {"vocab_size", c.vocab_size},
+      {"context_length", c.context_length},
+      {"rope_theta", c.rope_theta},
+      {"rope_scaling", rope_scaling_name(c.rope_scaling.type)},
+      {"rope_scaling_factor", c.rope_scaling.factor},
+      {"rms_eps", c.rms_eps},
+      {"qkv_bias", c.qkv_bias},
+      {"qk_norm", c.qk_norm},
+      {"tied_embeddings", c.tied_embeddings},
+      {"weight_type", model->weight_type_name()},
+      {"weight_bytes", model->weight_bytes()},
+      {"kv_bytes_per_token_f16", kv_bytes_per_token},
+      {"tokenizer",
+       {{"vocab_size", tok.vocab_size()},
+        {"add_bos", tok.add_bos_default()},
+        {"bos", token_json(tok, tok.bos_id())},
+        {"eos", token_json(tok, tok.eos_id())},
+        {"end_of_generation", eog}}},
+      {"chat_template", {{"origin", prompt.origin()}, {"fallback", prompt.is_fallback()}}},
+  };
+  if (json) {
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  auto tok_str = [&](int32_t id) { return id < 0 ? std::string("none") : std::to_string(id) + " " + tok.token_text(id); };
+  std::cout << "model         " << model_path << " (" << j["format"].get<std::string>() << ")\n"
+            << "architecture  " << c.arch << " '" << c.name << "'\n"
+            << "shape         " << c.n_layers << " layers, n_embd " << c.n_embd << ", ffn " << c.n_ff << ", heads "
+            << c.n_heads << " / " << c.n_kv_heads << " KV, head_dim " << c.head_dim << ", vocab " << c.vocab_size
+            << "\n"
+            << "attention     rope theta " << c.rope_theta << ", scaling " << rope_scaling_name(c.rope_scaling.type);
+  if (c.rope_scaling.type != RopeScalingType::None) std::cout << " x" << c.rope_scaling.factor;
+  if (c.qkv_bias) std::cout << ", qkv bias";
+  if (c.qk_norm) std::cout << ", q/k norm";
+  if (c.tied_embeddings) std::cout << ", tied embeddings";
+  std::cout << "\n"
+            << "context       " << c.context_length << " tokens; KV cache " << kv_bytes_per_token / 1024.0
+            << " KiB per token (f16)\n"
+            << "weights       " << model->weight_type_name() << ", " << model->weight_bytes() / 1048576.0
+            << " MiB read per token\n"
+            << "tokenizer     " << tok.vocab_size() << " tokens, BOS " << tok_str(tok.bos_id())
+            << (tok.add_bos_default() ? " (added)" : " (not added)") << ", EOS " << tok_str(tok.eos_id()) << "\n"
+            << "end tokens   ";
+  for (int32_t id : tok.eog_ids()) std::cout << " " << tok_str(id);
+  std::cout << "\nchat template " << prompt.origin() << (prompt.is_fallback() ? " (the model has none)" : "") << "\n";
+  return 0;
+}
+
+}  // namespace triattn::cli

@@ -1,0 +1,110 @@
+// The context rule, one for every frontend (Sequence): a policy that does not bound memory
+// never passes the context limit (refused before anything is fed; generation stops there
+// with "length"); a compressing policy may pass it and says so once; the cache reserves no
+// more than the sequence can use.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "engine_test_util.h"
+
+namespace triattn {
+namespace {
+
+class SequenceContext : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_ = Model::load(test::kTinyStories);  // context 512
+    pool_ = std::make_unique<ThreadPool>(2);
+    stats_ = test::calibrated_stats(*model_);
+  }
+  static void TearDownTestSuite() {
+    model_.reset();
+    pool_.reset();
+  }
+  static KvSettings tri(int64_t budget) {
+    KvSettings s;
+    s.policy = "triattention";
+    s.params.budget = budget;
+    s.params.divide_length = 16;
+    s.params.window = 8;
+    s.params.stats = stats_;
+    return s;
+  }
+  static GenerateResult run(const KvSettings& kv, int64_t prompt_len, int64_t n, std::vector<std::string>* notes) {
+    PolicyFactory policies(*model_, kv);
+    Sequence seq(*model_, policies, [notes](const std::string& t) { notes->push_back(t); });
+    Forward fwd(*model_, pool_.get());
+    SamplerParams sp;
+    sp.temperature = 0;
+    Sampler sampler(sp);
+    GenerateOptions opt;
+    opt.n_predict = n;
+    opt.stop_at_eog = false;
+    std::vector<int32_t> prompt(static_cast<size_t>(prompt_len), 80);
+    prompt[0] = 1;
+    return generate(*model_, fwd, seq, prompt, opt, sampler);
+  }
+  static inline std::shared_ptr<const Model> model_;
+  static inline std::unique_ptr<ThreadPool> pool_;
+  static inline std::shared_ptr<const HeadStats> stats_;
+};
+
+TEST_F(SequenceContext, FullStopsAtTheContextWithLength) {
+  std::vector<std::string> notes;
+  const GenerateResult r = run(KvSettings{}, 10, 10000, &notes);
+  EXPECT_EQ(r.finish_reason, "length");
+  EXPECT_EQ(static_cast<int64_t>(r.tokens.size()), 512 - 10);
+  EXPECT_EQ(r.stats.kv_peak_tokens, 511);  // the last token needs no forward step
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("context limit (512 tokens)"), std::string::npos) << notes[0];
+}
+
+TEST_F(SequenceContext, FullRefusesBeforeFeedingAnything) {
+  KvSettings s;
+  s.context_length = 16;
+  PolicyFactory policies(*model_, s);
+  Sequence seq(*model_, policies);
+  Forward fwd(*model_, pool_.get());
+  std::vector<int32_t> prompt(17, 80);
+  EXPECT_THROW(seq.feed(prompt, fwd), Error);
+  EXPECT_EQ(seq.cache().n_processed(), 0);
+  EXPECT_EQ(seq.room(), 16);
+  prompt.resize(16);
+  seq.feed(prompt, fwd);
+  EXPECT_EQ(seq.room(), 0);
+}
+
+TEST_F(SequenceContext, CompressingPolicyPassesTheContextAndAnnouncesItOnce) {
+  std::vector<std::string> notes;
+  const GenerateResult r = run(tri(64), 10, 700, &notes);
+  EXPECT_EQ(r.tokens.size(), 700u);
+  EXPECT_EQ(r.finish_reason, "length");
+  EXPECT_LE(r.stats.kv_peak_tokens, 64 + 16);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("passes 512 tokens"), std::string::npos) << notes[0];
+}
+
+// A budget far above what the sequence can hold reserves only the context (B = 1e6 used to
+// preallocate 545 MB for this 656K-parameter model).
+TEST_F(SequenceContext, ReservesNoMoreThanTheContext) {
+  PolicyFactory policies(*model_, tri(1'000'000));
+  Sequence seq(*model_, policies);
+  EXPECT_EQ(seq.memory_bound(), 1'000'000 + 16);
+  EXPECT_EQ(seq.cache().capacity(), 512);
+  PolicyFactory small(*model_, tri(100));
+  EXPECT_EQ(Sequence(*model_, small).cache().capacity(), 116);
+}
+
+TEST_F(SequenceContext, ProtectionThatOutgrowsTheBudgetRaisesTheBoundAndSaysSo) {
+  KvSettings s = tri(32);
+  s.params.protect_prompt = true;
+  std::vector<std::string> notes;
+  const GenerateResult r = run(s, 100, 100, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("the protected prompt (100 tokens) does not fit"), std::string::npos) << notes[0];
+  EXPECT_LE(r.stats.kv_peak_tokens, 100 + 8 + 16);
+  EXPECT_LE(r.stats.prune_events, 100 / 16 + 1);
+}
+
+}  // namespace
+}  // namespace triattn
