@@ -30,8 +30,10 @@ struct GenerateResult {
   // and what followed it are cut off.
   std::string text;
   // "length" (n_predict or the context limit), "stop" (end-of-generation token or stop
-  // string) or "callback".
+  // string), "callback", or from the scheduler "cancelled" and "error" (then `error` says
+  // what went wrong).
   std::string finish_reason;
+  std::string error;
   RunStats stats;
 };
 

@@ -1,5 +1,6 @@
 #include "engine/kv_setup.h"
 
+#include <algorithm>
 #include <string>
 
 #include "calib/stats_file.h"
@@ -19,10 +20,19 @@ AttentionGeometry attention_geometry(const ModelConfig& c) {
 }
 
 PolicyFactory::PolicyFactory(const Model& model, const KvSettings& settings)
-    : settings_(settings), geometry_(attention_geometry(model.config())) {
+    : settings_(settings),
+      geometry_(attention_geometry(model.config())),
+      context_limit_(settings.context_length > 0 ? settings.context_length
+                                                 : std::max<int64_t>(0, model.config().context_length)) {
   if (!settings_.stats_path.empty() && !settings_.params.stats)
     settings_.params.stats = load_stats(settings_.stats_path, model, &warnings_);
   make();  // validate the settings now, before any work starts
+}
+
+int64_t PolicyFactory::memory_bound(int64_t prompt_len) const {
+  SequenceInfo info;
+  info.prompt_len = prompt_len;
+  return make()->memory_bound(info);
 }
 
 std::unique_ptr<KvPolicy> PolicyFactory::make() const {

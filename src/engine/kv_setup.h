@@ -30,14 +30,21 @@ class PolicyFactory {
   PolicyFactory(const Model& model, const KvSettings& settings);
   std::unique_ptr<KvPolicy> make() const;
   const KvSettings& settings() const { return settings_; }
+  // Each sequence's context limit: settings().context_length, else the model's context
+  // length; 0 when neither is known.
+  int64_t context_limit() const { return context_limit_; }
+  // Tokens per (layer, KV head) a sequence with this prompt length may hold at most under
+  // the policy; 0 = unbounded (full attention).
+  int64_t memory_bound(int64_t prompt_len) const;
   // What loading the statistics noticed but did not refuse (another model name, a file too
   // old to carry a weights fingerprint); frontends print them.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   KvSettings settings_;
-  std::vector<std::string> warnings_;
   AttentionGeometry geometry_;
+  int64_t context_limit_ = 0;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace triattn

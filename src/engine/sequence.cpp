@@ -17,16 +17,13 @@ KvCacheShape cache_shape(const Model& m, DType type) {
 // Positions are stored as int32 in the cache.
 constexpr int64_t kMaxPositions = std::numeric_limits<int32_t>::max();
 
-int64_t context_limit_of(const Model& m, const KvSettings& s) {
-  return s.context_length > 0 ? s.context_length : std::max<int64_t>(0, m.config().context_length);
-}
 }  // namespace
 
 Sequence::Sequence(const Model& model, const PolicyFactory& policies, NoticeFn notices)
     : model_(model),
       policy_(policies.make()),
       cache_(cache_shape(model, policies.settings().cache_type)),
-      context_limit_(context_limit_of(model, policies.settings())),
+      context_limit_(policies.context_limit()),
       notices_(std::move(notices)) {
   const int64_t limit = policy_->max_append();
   max_step_ = std::max<int64_t>(1, limit > 0 ? std::min(limit, policies.settings().prefill_chunk)
@@ -77,24 +74,36 @@ void Sequence::prepare_append(int64_t n, ThreadPool* pool) {
   stats_.scoring_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::vector<float> Sequence::feed(std::span<const int32_t> tokens, Forward& forward) {
+ForwardItem Sequence::begin_step(std::span<const int32_t> tokens, bool want_logits, ThreadPool* pool) {
+  if (static_cast<int64_t>(tokens.size()) > max_step_)
+    fail("sequence: a step of ", tokens.size(), " tokens is more than the policy allows (", max_step_, ")");
   check_context(static_cast<int64_t>(tokens.size()));
+  prepare_append(static_cast<int64_t>(tokens.size()), pool);
+  ForwardItem item;
+  item.cache = &cache_;
+  item.tokens = tokens;
+  item.logits = want_logits ? ForwardItem::Logits::Last : ForwardItem::Logits::None;
+  item.observing_policy = policy_.get();
+  return item;
+}
+
+void Sequence::end_step(std::span<const int32_t> tokens) {
+  history_.insert(history_.end(), tokens.begin(), tokens.end());
+  update_stats();
+}
+
+std::vector<float> Sequence::feed(std::span<const int32_t> tokens, Forward& forward) {
+  check_context(static_cast<int64_t>(tokens.size()));  // the whole input, before any of it is fed
   std::vector<std::vector<float>> logits;
   std::vector<float> last;
   for (size_t start = 0; start < tokens.size(); start += static_cast<size_t>(max_step_)) {
     const size_t n = std::min(tokens.size() - start, static_cast<size_t>(max_step_));
-    prepare_append(static_cast<int64_t>(n), forward.pool());
-    ForwardItem item;
-    item.cache = &cache_;
-    item.tokens = tokens.subspan(start, n);
     const bool is_last = start + n == tokens.size();
-    item.logits = is_last ? ForwardItem::Logits::Last : ForwardItem::Logits::None;
-    item.observing_policy = policy_.get();
+    const ForwardItem item = begin_step(tokens.subspan(start, n), is_last, forward.pool());
     forward.run(std::span<const ForwardItem>(&item, 1), logits);
     if (is_last) last = std::move(logits[0]);
-    history_.insert(history_.end(), item.tokens.begin(), item.tokens.end());
+    end_step(item.tokens);
   }
-  update_stats();
   return last;
 }
 

@@ -32,6 +32,14 @@ class Sequence {
   // Throws Error, before anything is fed, when the tokens would take a sequence whose memory
   // is not bounded past its context limit.
   std::vector<float> feed(std::span<const int32_t> tokens, Forward& forward);
+  // One engine step of feed(), for callers that batch several sequences into one forward
+  // call: begin_step checks the context rule, prunes before the append (on `pool`) and
+  // returns the sequence's forward item for these tokens (at most max_step()); after the
+  // forward call, end_step records them. The tokens must stay alive in between.
+  ForwardItem begin_step(std::span<const int32_t> tokens, bool want_logits, ThreadPool* pool);
+  void end_step(std::span<const int32_t> tokens);
+  // Refuses (Error, nothing fed) or announces n more tokens according to the context rule.
+  void check_context(int64_t n);
   // The policy's pruning before appending n tokens, timed into stats().scoring_ms; scoring and
   // compaction run on `pool` when given.
   void prepare_append(int64_t n, ThreadPool* pool);
@@ -42,8 +50,8 @@ class Sequence {
   // Tokens this sequence may still take: context_limit() - tokens so far when memory is not
   // bounded, else only what positions (int32) can hold.
   int64_t room() const;
-  // The context limit: KvSettings::context_length, or the model's context length when that is
-  // 0; 0 when neither is known (then only the int32 positions limit).
+  // The context limit (PolicyFactory::context_limit); 0 when unknown (then only the int32
+  // positions limit).
   int64_t context_limit() const { return context_limit_; }
   // Tokens per (layer, KV head) the policy never exceeds for this sequence; 0 = unbounded.
   int64_t memory_bound() const { return policy_->memory_bound(info_); }
@@ -62,9 +70,6 @@ class Sequence {
   int64_t max_step() const { return max_step_; }
 
  private:
-  // Refuses or announces n more tokens according to the context rule.
-  void check_context(int64_t n);
-
   const Model& model_;
   std::unique_ptr<KvPolicy> policy_;
   KvCache cache_;

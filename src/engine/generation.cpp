@@ -1,0 +1,154 @@
+#include "engine/generation.h"
+
+#include "core/error.h"
+
+namespace triattn {
+
+namespace {
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// An end-of-generation token's text spelled out by ordinary tokens ends the text too: small
+// models trained on text holding "<|end_story|>" write it before the real token, and a reply
+// must not show it.
+std::vector<std::string> stop_texts(const Tokenizer& tok, const GenerateOptions& opt) {
+  std::vector<std::string> s = opt.stop;
+  if (opt.stop_at_eog)
+    for (int32_t id : tok.eog_ids()) s.push_back(tok.token_text(id));
+  return s;
+}
+}  // namespace
+
+Generation::Generation(const Model& model, Sequence& seq, std::span<const int32_t> prompt,
+                       const GenerateOptions& opt, Sampler& sampler, TextCallback on_text)
+    : model_(model),
+      seq_(seq),
+      opt_(opt),
+      sampler_(sampler),
+      on_text_(std::move(on_text)),
+      prompt_(prompt.begin(), prompt.end()),
+      // The dummy-prefix space is dropped only for a token right after BOS (an empty prompt).
+      decoder_(model.tokenizer(), !prompt.empty() && prompt.back() == model.tokenizer().bos_id()),
+      stops_(stop_texts(model.tokenizer(), opt)),
+      t_start_(std::chrono::steady_clock::now()) {
+  if (prompt.empty()) fail("generate: the prompt is empty (nothing to condition on)");
+  if (seq.history().empty()) seq.set_prompt_length(static_cast<int64_t>(prompt.size()));
+  seq.check_context(static_cast<int64_t>(prompt.size()));  // refuse before anything is fed
+}
+
+std::span<const int32_t> Generation::pending() const {
+  if (prompt_fed_ < prompt_.size()) return std::span<const int32_t>(prompt_).subspan(prompt_fed_);
+  if (has_next_) return {&next_, 1};
+  return {};
+}
+
+void Generation::fed(int64_t n, std::span<const float> logits) {
+  if (in_prefill()) {
+    prompt_fed_ += static_cast<size_t>(n);
+    if (in_prefill()) return;
+    t_decode_ = std::chrono::steady_clock::now();
+    seq_.stats().prefill_seconds += seconds_between(t_start_, t_decode_);
+    seq_.stats().prompt_tokens += static_cast<int64_t>(prompt_.size());
+  } else {
+    has_next_ = false;
+  }
+  if (!finished_) {
+    on_logits(logits);
+  } else {  // the last token of a feed_last generation went in: the figures include it
+    seq_.update_stats();
+    r_.stats = seq_.stats();
+  }
+}
+
+void Generation::on_logits(std::span<const float> logits) {
+  const int64_t count = static_cast<int64_t>(r_.tokens.size());
+  if (count >= opt_.n_predict) {  // -n 0: nothing to sample
+    finish();
+    return;
+  }
+  if (seq_.room() < 1) {  // only when the prompt filled the context exactly
+    seq_.notice("generation stopped at the context limit (" + std::to_string(seq_.context_limit()) + " tokens) after " +
+                std::to_string(count) + " tokens");
+    r_.finish_reason = "length";
+    finish();
+    return;
+  }
+  const int32_t id = sampler_.sample(logits, seq_.history());
+  r_.tokens.push_back(id);
+  ++seq_.stats().generated_tokens;
+  if (opt_.stop_at_eog && model_.tokenizer().is_eog(id)) {  // not text: never decoded
+    r_.finish_reason = "stop";
+    finish();
+    return;
+  }
+  // Another token may follow only while the context has room for this one and the next. A
+  // token after which nothing is sampled needs no forward step, unless the caller keeps the
+  // sequence going (feed_last).
+  const bool more = count + 1 < opt_.n_predict && seq_.room() > 1;
+  if (more || opt_.feed_last) {
+    next_ = id;
+    has_next_ = true;
+  }
+  if (!emit(stops_.push(decoder_.push(id)))) {
+    finish();
+    return;
+  }
+  if (!more) {
+    if (count + 1 < opt_.n_predict)
+      seq_.notice("generation stopped at the context limit (" + std::to_string(seq_.context_limit()) +
+                  " tokens) after " + std::to_string(count + 1) + " tokens");
+    finish();
+  }
+}
+
+bool Generation::emit(const StopStrings::Step& step) {
+  r_.text += step.text;
+  if (step.stopped) r_.finish_reason = "stop";
+  if (!quiet_ && on_text_ && !step.text.empty() && !on_text_(step.text)) {
+    quiet_ = true;
+    if (r_.finish_reason.empty()) r_.finish_reason = "callback";
+  }
+  return r_.finish_reason.empty();
+}
+
+void Generation::stop(const std::string& reason) {
+  if (finished_) {
+    has_next_ = false;
+    return;
+  }
+  r_.finish_reason = reason;
+  prompt_fed_ = prompt_.size();
+  finish();
+  has_next_ = false;
+}
+
+void Generation::fail_with(const std::string& message) {
+  if (finished_) {
+    has_next_ = false;
+    return;
+  }
+  stop("error");
+  r_.error = message;
+}
+
+void Generation::finish() {
+  finished_ = true;
+  if (!opt_.feed_last) has_next_ = false;
+  // What the decoder and the stop strings still hold is text, unless a stop string ended it.
+  if (!stops_.stopped()) {
+    StopStrings::Step rest = stops_.push(decoder_.flush());
+    if (!rest.stopped) rest.text += stops_.flush();
+    const std::string reason = r_.finish_reason;
+    emit(rest);
+    if (!reason.empty() && !rest.stopped) r_.finish_reason = reason;
+  }
+  if (r_.finish_reason.empty()) r_.finish_reason = "length";
+  const auto now = std::chrono::steady_clock::now();
+  if (!in_prefill() && t_decode_ != std::chrono::steady_clock::time_point{})
+    seq_.stats().decode_seconds += seconds_between(t_decode_, now);
+  seq_.update_stats();
+  r_.stats = seq_.stats();
+}
+
+}  // namespace triattn

@@ -1,0 +1,67 @@
+#pragma once
+// One request's generation as a state machine: what to feed next (the prompt, then each
+// sampled token) and what to do with the logits that come back (sample, decode, match stop
+// strings, decide the end). generate() drives one of these in a loop; the scheduler drives
+// many, one engine step at a time. Both share every rule here, so a sequence decodes the
+// same way alone or in a batch.
+#include <chrono>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/generate.h"
+#include "engine/sampler.h"
+#include "engine/sequence.h"
+#include "engine/stop_strings.h"
+
+namespace triattn {
+
+class Generation {
+ public:
+  // seq is the sequence the prompt continues (empty for a new one: then the prompt is its
+  // prompt for protect-prompt); the references must outlive this object.
+  Generation(const Model& model, Sequence& seq, std::span<const int32_t> prompt, const GenerateOptions& opt,
+             Sampler& sampler, TextCallback on_text = nullptr);
+
+  // Tokens that must go through the model next: what is left of the prompt, or the last
+  // sampled token; empty once done().
+  std::span<const int32_t> pending() const;
+  // The first n of pending() went through the model (the caller fed them to the sequence);
+  // logits: after the last of them, needed only when they complete pending().
+  void fed(int64_t n, std::span<const float> logits);
+  // Ends the generation now with this finish reason (a cancelled request, an error); what
+  // is left pending is dropped.
+  void stop(const std::string& reason);
+  // Ends it with finish reason "error" and this message.
+  void fail_with(const std::string& message);
+  bool done() const { return finished_ && pending().empty(); }
+  bool in_prefill() const { return prompt_fed_ < prompt_.size(); }
+
+  // The result so far (final once done()).
+  const GenerateResult& result() const { return r_; }
+  Sequence& sequence() { return seq_; }
+
+ private:
+  void on_logits(std::span<const float> logits);
+  // Text through the stop strings into the result and the callback; false: generation ends.
+  bool emit(const StopStrings::Step& step);
+  void finish();
+
+  const Model& model_;
+  Sequence& seq_;
+  GenerateOptions opt_;
+  Sampler& sampler_;
+  TextCallback on_text_;
+  std::vector<int32_t> prompt_;
+  size_t prompt_fed_ = 0;
+  int32_t next_ = -1;  // a sampled token still to be fed
+  bool has_next_ = false;
+  bool finished_ = false;
+  bool quiet_ = false;  // the callback asked to stop: it gets no more text
+  StreamDecoder decoder_;
+  StopStrings stops_;
+  GenerateResult r_;
+  std::chrono::steady_clock::time_point t_start_, t_decode_;
+};
+
+}  // namespace triattn
