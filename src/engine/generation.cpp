@@ -1,5 +1,7 @@
 #include "engine/generation.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace triattn {
@@ -35,6 +37,7 @@ Generation::Generation(const Model& model, Sequence& seq, std::span<const int32_
   if (prompt.empty()) fail("generate: the prompt is empty (nothing to condition on)");
   if (seq.history().empty()) seq.set_prompt_length(static_cast<int64_t>(prompt.size()));
   seq.check_context(static_cast<int64_t>(prompt.size()));  // refuse before anything is fed
+  seq.reserve_for(seq.cache().n_processed() + static_cast<int64_t>(prompt.size()) + std::max<int64_t>(0, opt.n_predict));
 }
 
 std::span<const int32_t> Generation::pending() const {

@@ -28,12 +28,16 @@ Sequence::Sequence(const Model& model, const PolicyFactory& policies, NoticeFn n
   const int64_t limit = policy_->max_append();
   max_step_ = std::max<int64_t>(1, limit > 0 ? std::min(limit, policies.settings().prefill_chunk)
                                              : policies.settings().prefill_chunk);
-  // Reserve what the sequence can really use: the policy's bound, but never more than the
-  // context (a budget of 1e6 used to preallocate 545 MB for a 656K-parameter model). Beyond
-  // that the cache grows on demand.
-  int64_t reserve = policy_->memory_bound(info_);
-  if (context_limit_ > 0) reserve = std::min(reserve, context_limit_);
-  if (reserve > 0) cache_.reserve(reserve);
+}
+
+void Sequence::reserve_for(int64_t tokens) {
+  // What the sequence can really hold: no more than the policy's bound or the context (a
+  // budget of 1e6 used to preallocate 545 MB for a 656K-parameter model at construction).
+  const int64_t bound = memory_bound();
+  int64_t n = tokens;
+  if (bound > 0) n = std::min(n, bound);
+  if (context_limit_ > 0 && bound == 0) n = std::min(n, context_limit_);
+  if (n > 0) cache_.reserve(n);
 }
 
 void Sequence::set_prompt_length(int64_t n) {

@@ -47,6 +47,9 @@ class Sequence {
   // raises the policy's memory bound.
   void set_prompt_length(int64_t n);
 
+  // Sizes the cache for `tokens` tokens in all (what the caller expects to feed), capped by
+  // the policy's bound and, without one, by the context; beyond that it grows on demand.
+  void reserve_for(int64_t tokens);
   // Tokens this sequence may still take: context_limit() - tokens so far when memory is not
   // bounded, else only what positions (int32) can hold.
   int64_t room() const;

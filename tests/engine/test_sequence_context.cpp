@@ -84,15 +84,34 @@ TEST_F(SequenceContext, CompressingPolicyPassesTheContextAndAnnouncesItOnce) {
   EXPECT_NE(notes[0].find("passes 512 tokens"), std::string::npos) << notes[0];
 }
 
-// A budget far above what the sequence can hold reserves only the context (B = 1e6 used to
-// preallocate 545 MB for this 656K-parameter model).
-TEST_F(SequenceContext, ReservesNoMoreThanTheContext) {
-  PolicyFactory policies(*model_, tri(1'000'000));
-  Sequence seq(*model_, policies);
-  EXPECT_EQ(seq.memory_bound(), 1'000'000 + 16);
-  EXPECT_EQ(seq.cache().capacity(), 512);
+// The cache reserves what the generation can reach: a budget far above it reserves only
+// prompt + max tokens (B = 1e6 used to preallocate 545 MB for this 656K-parameter model), and
+// a long generation only its bound.
+TEST_F(SequenceContext, ReservesOnlyWhatTheGenerationCanHold) {
+  std::vector<std::string> notes;
+  PolicyFactory huge(*model_, tri(1'000'000));
+  Sequence a(*model_, huge);
+  EXPECT_EQ(a.memory_bound(), 1'000'000 + 16);
+  EXPECT_EQ(a.cache().capacity(), 0);
+  Forward fwd(*model_, pool_.get());
+  SamplerParams sp;
+  sp.temperature = 0;
+  Sampler sampler(sp);
+  GenerateOptions opt;
+  opt.n_predict = 10;
+  const std::vector<int32_t> prompt = {1, 80, 147};
+  generate(*model_, fwd, a, prompt, opt, sampler);
+  EXPECT_EQ(a.cache().capacity(), 64);  // 13 tokens, in the cache's smallest allocation
   PolicyFactory small(*model_, tri(100));
-  EXPECT_EQ(Sequence(*model_, small).cache().capacity(), 116);
+  Sequence b(*model_, small);
+  opt.n_predict = 5000;
+  opt.stop_at_eog = false;
+  generate(*model_, fwd, b, prompt, opt, sampler);
+  EXPECT_EQ(b.cache().capacity(), 116);
+  PolicyFactory full(*model_, KvSettings{});
+  Sequence c(*model_, full);
+  c.reserve_for(100000);
+  EXPECT_EQ(c.cache().capacity(), 512);  // full attention: the context
 }
 
 TEST_F(SequenceContext, ProtectionThatOutgrowsTheBudgetRaisesTheBoundAndSaysSo) {
