@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "cli/chat_prompt.h"
+#include "chat/chat_prompt.h"
 #include "engine/generate.h"
 #include "engine/kv_setup.h"
 #include "engine/sampler.h"

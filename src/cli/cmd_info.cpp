@@ -4,7 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/chat_prompt.h"
+#include "chat/chat_prompt.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/error.h"

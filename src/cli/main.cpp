@@ -24,6 +24,7 @@ const Command kCommands[] = {
     {"chat", triattn::cli::cmd_chat, "interactive conversation with the model's chat template", false},
     {"info", triattn::cli::cmd_info, "describe a model: architecture, shapes, types, context, template, special tokens",
      false},
+    {"serve", triattn::cli::cmd_serve, "serve the model over an OpenAI-compatible HTTP API", false},
     {"tokenize", triattn::cli::cmd_tokenize, "show the token ids of a text (vocabulary only, no weights)", false},
     {"calibrate", triattn::cli::cmd_calibrate, "measure per-head query statistics for TriAttention", false},
     {"bench", triattn::cli::cmd_bench, "measure speed, KV memory and scoring overhead per KV policy and depth", false},

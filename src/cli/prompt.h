@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/chat_prompt.h"
+#include "chat/chat_prompt.h"
 #include "model/model.h"
 
 namespace triattn::cli {

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "cli/chat_prompt.h"
+#include "chat/chat_prompt.h"
 #include "cli/cli_run.h"
 #include "cli/escape_bytes.h"
 #include "core/error.h"
@@ -12,9 +12,6 @@
 namespace triattn::test {
 namespace {
 
-using cli::ChatPrompt;
-using cli::ChatPromptOptions;
-using cli::chat_message;
 using nlohmann::ordered_json;
 
 const std::string kStoriesGguf = shared_path("models/tinystories-656k/TinyStories-656K-Q8_0.gguf");

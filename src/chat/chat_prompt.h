@@ -13,7 +13,7 @@
 #include "chat/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
-namespace triattn::cli {
+namespace triattn {
 
 struct ChatPromptOptions {
   // --chat-template: a Jinja file, or a tokenizer_config.json holding "chat_template".
@@ -55,4 +55,4 @@ class ChatPrompt {
 
 nlohmann::ordered_json chat_message(const std::string& role, const std::string& content);
 
-}  // namespace triattn::cli
+}  // namespace triattn

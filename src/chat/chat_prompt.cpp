@@ -1,12 +1,12 @@
-#include "cli/chat_prompt.h"
+#include "chat/chat_prompt.h"
 
 #include <filesystem>
 #include <ostream>
 
-#include "cli/common.h"
+#include "core/read_file.h"
 #include "core/error.h"
 
-namespace triattn::cli {
+namespace triattn {
 
 namespace {
 
@@ -17,7 +17,7 @@ std::string token_text_or_empty(const Tokenizer& tok, int32_t id) {
 // --chat-template FILE: a tokenizer_config.json is recognised by its extension, anything
 // else is taken as Jinja source.
 std::string read_template_file(const std::string& path) {
-  const std::string text = read_text_file(path);
+  const std::string text = read_file(path);
   if (std::filesystem::path(path).extension() != ".json") return text;
   nlohmann::json cfg;
   try {
@@ -51,7 +51,7 @@ ChatPrompt::ChatPrompt(const Tokenizer& tok, const std::string& model_path, cons
   } else if (is_dir && fs::exists(fs::path(model_path) / "chat_template.jinja", ec)) {
     // Recent transformers versions save the template as its own file.
     origin_ = (fs::path(model_path) / "chat_template.jinja").string();
-    source = read_text_file(origin_);
+    source = read_file(origin_);
   } else {
     fallback_ = true;
     origin_ = "built-in ChatML";
@@ -98,4 +98,4 @@ nlohmann::ordered_json chat_message(const std::string& role, const std::string& 
   return m;
 }
 
-}  // namespace triattn::cli
+}  // namespace triattn

@@ -1,0 +1,81 @@
+// triattn serve: the OpenAI-compatible server (server/server.h). Flags set the server's
+// defaults; each request may override the KV settings in its body. SIGINT/SIGTERM stop
+// admitting, cancel what runs and exit 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/prompt.h"
+#include "core/error.h"
+#include "server/server.h"
+
+namespace triattn::cli {
+
+int cmd_serve(const std::vector<std::string>& args) {
+  CLI::App app{"Serve the model over an OpenAI-compatible HTTP API", "triattn serve"};
+  std::string model_path;
+  server::ServerOptions o;
+  int64_t kv_memory_mib = 0, max_body_kib = 1024;
+  KvOptions kv;
+  app.add_option("-m,--model", model_path, "model: .gguf file, HF directory or llama2.c .bin")->required();
+  app.add_option("--host", o.host, "address to listen on")->capture_default_str();
+  app.add_option("--port", o.port, "port to listen on (0 = any free port, printed)")->capture_default_str();
+  app.add_option("--api-key", o.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
+  app.add_option("--parallel", o.scheduler.parallel, "most sequences running at once")->capture_default_str();
+  app.add_option("--kv-memory", kv_memory_mib, "KV pool in MiB that running sequences reserve from (0 = no limit)")
+      ->capture_default_str();
+  app.add_option("--max-batched-tokens", o.scheduler.max_batched_tokens, "tokens per engine step")->capture_default_str();
+  app.add_option("--max-queue", o.scheduler.max_queued, "requests waiting for admission before 503")
+      ->capture_default_str();
+  app.add_option("--max-body", max_body_kib, "largest request body in KiB (larger: 413)")->capture_default_str();
+  app.add_option("-n,--n-predict", o.defaults.max_tokens, "max_tokens when a request names none")->capture_default_str();
+  app.add_option("--http-threads", o.http_threads, "threads parsing and streaming requests")->capture_default_str();
+  add_chat_template_options(app, o.chat);
+  add_threads_option(app, o.threads);
+  add_kv_options(app, kv);
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  finish_kv_options(app, kv);
+  if (o.port < 0 || o.port > 65535) fail("--port must be between 0 and 65535");
+  if (o.scheduler.parallel < 1 || o.scheduler.parallel > 4096) fail("--parallel must be between 1 and 4096");
+  if (o.scheduler.max_batched_tokens < 1) fail("--max-batched-tokens must be at least 1");
+  if (o.scheduler.max_queued < 0) fail("--max-queue must not be negative");
+  if (kv_memory_mib < 0 || kv_memory_mib > (int64_t{1} << 30)) fail("--kv-memory must be between 0 and 2^30 MiB");
+  if (max_body_kib < 1 || max_body_kib > (int64_t{1} << 20)) fail("--max-body must be between 1 and 2^20 KiB");
+  if (o.http_threads < 1 || o.http_threads > 1024) fail("--http-threads must be between 1 and 1024");
+  if (o.defaults.max_tokens < 0) fail("-n must be >= 0");
+  o.scheduler.kv_memory_bytes = static_cast<size_t>(kv_memory_mib) << 20;
+  o.max_body_bytes = static_cast<size_t>(max_body_kib) << 10;
+
+  // Signals go to one thread that stops the server; every other thread blocks them.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  auto model = load_model(model_path, {.threads = o.threads});
+  note_context(*model, kv.settings);
+  {
+    const PolicyFactory defaults(*model, kv.settings);  // loads and checks the statistics once
+    print_warnings(defaults.warnings());
+    o.defaults.kv = defaults.settings();
+  }
+  server::Server srv(model, o);
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    if (sig != 0) std::cerr << "serve: signal " << sig << ", stopping\n";
+    srv.stop();
+  });
+  srv.start();
+  std::cerr << "serve: " << model->config().describe() << "\nserve: listening on http://" << o.host << ":"
+            << srv.port() << " (KV policy " << kv.settings.policy << ", parallel " << o.scheduler.parallel << ")\n";
+  signals.join();
+  return 0;
+}
+
+}  // namespace triattn::cli

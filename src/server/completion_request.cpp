@@ -1,0 +1,188 @@
+#include "server/completion_request.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+#include "kv/keep_set.h"
+#include "server/api_error.h"
+
+namespace triattn::server {
+
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void bad(const std::string& field, const std::string& what) {
+  throw ApiError(400, "'" + field + "' " + what, field);
+}
+
+const json* field(const json& body, const char* name) {
+  auto it = body.find(name);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+double number(const json& body, const char* name, double fallback, double lo, double hi) {
+  const json* v = field(body, name);
+  if (!v) return fallback;
+  if (!v->is_number()) bad(name, "must be a number");
+  const double x = v->get<double>();
+  if (!(x >= lo && x <= hi)) bad(name, "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + v->dump());
+  return x;
+}
+
+int64_t integer(const json& body, const char* name, int64_t fallback, int64_t lo, int64_t hi) {
+  const json* v = field(body, name);
+  if (!v) return fallback;
+  auto range = [&] {
+    bad(name, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + v->dump());
+  };
+  if (v->is_number_unsigned()) {
+    const uint64_t u = v->get<uint64_t>();
+    if (u > static_cast<uint64_t>(hi) || static_cast<int64_t>(u) < lo) range();
+    return static_cast<int64_t>(u);
+  }
+  if (v->is_number_integer()) {
+    const int64_t i = v->get<int64_t>();
+    if (i < lo || i > hi) range();
+    return i;
+  }
+  if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>()) {  // 64.0
+    const double d = v->get<double>();
+    if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) range();
+    return static_cast<int64_t>(d);
+  }
+  bad(name, "must be a whole number, got " + v->dump());
+}
+
+bool boolean(const json& body, const char* name, bool fallback) {
+  const json* v = field(body, name);
+  if (!v) return fallback;
+  if (!v->is_boolean()) bad(name, "must be true or false");
+  return v->get<bool>();
+}
+
+std::vector<std::string> stop_list(const json& body) {
+  const json* v = field(body, "stop");
+  if (!v) return {};
+  if (v->is_string()) return {v->get<std::string>()};
+  if (!v->is_array()) bad("stop", "must be a string or a list of strings");
+  if (v->size() > 16) bad("stop", "may hold at most 16 strings");
+  std::vector<std::string> out;
+  for (const json& s : *v) {
+    if (!s.is_string()) bad("stop", "must be a string or a list of strings");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<int32_t> prompt_of_completion(const json& body, const Model& model) {
+  const json* p = field(body, "prompt");
+  if (!p) bad("prompt", "is required");
+  const Tokenizer& tok = model.tokenizer();
+  if (p->is_string()) return tok.encode(p->get<std::string>(), tok.add_bos_default());
+  if (p->is_array() && p->size() == 1 && (*p)[0].is_string())
+    return tok.encode((*p)[0].get<std::string>(), tok.add_bos_default());
+  if (p->is_array() && !p->empty() && (*p)[0].is_number_integer()) {  // token ids
+    std::vector<int32_t> ids;
+    for (const json& t : *p) {
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= model.config().vocab_size)
+        bad("prompt", "token ids must be whole numbers from 0 to " + std::to_string(model.config().vocab_size - 1));
+      ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
+    }
+    return ids;
+  }
+  bad("prompt", "must be a string, a list of one string, or a list of token ids (batches of prompts are not supported)");
+}
+
+std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_prompt) {
+  const json* m = field(body, "messages");
+  if (!m) bad("messages", "is required");
+  if (!m->is_array() || m->empty()) bad("messages", "must be a non-empty list of {role, content} objects");
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < m->size(); ++i) {
+    const json& msg = (*m)[i];
+    const std::string at = "messages[" + std::to_string(i) + "]";
+    if (!msg.is_object()) bad(at, "must be an object with 'role' and 'content'");
+    const json* role = field(msg, "role");
+    if (!role || !role->is_string()) bad(at + ".role", "must be a string");
+    const json* content = field(msg, "content");
+    std::string text;
+    if (content && content->is_string()) {
+      text = content->get<std::string>();
+    } else if (content && content->is_array()) {  // [{type: text, text: ...}, ...]
+      for (const json& part : *content) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+          bad(at + ".content", "parts must be {\"type\": \"text\", \"text\": ...} (only text is supported)");
+        text += part["text"].get<std::string>();
+      }
+    } else if (content) {
+      bad(at + ".content", "must be a string or a list of text parts");
+    }
+    messages.push_back(chat_message(role->get<std::string>(), text));
+  }
+  try {
+    return chat_prompt.tokenize(chat_prompt.render(messages, /*add_generation_prompt=*/true));
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), "messages");
+  }
+}
+
+void apply_kv_fields(const json& body, KvSettings& kv) {
+  if (const json* v = field(body, "kv_policy")) {
+    if (!v->is_string()) bad("kv_policy", "must be a string");
+    kv.policy = v->get<std::string>();
+  }
+  const int64_t max = kMaxBudgetTokens;
+  kv.params.budget = integer(body, "kv_budget", kv.params.budget, 1, max);
+  kv.params.divide_length = integer(body, "divide_length", kv.params.divide_length, 1, max);
+  kv.params.window = integer(body, "window", kv.params.window, 0, max);
+  kv.params.sink = integer(body, "sink", kv.params.sink, 0, max);
+  kv.params.protect_prompt = boolean(body, "protect_prompt", kv.params.protect_prompt);
+  if (const json* v = field(body, "pruning_mode")) {
+    if (!v->is_string()) bad("pruning_mode", "must be a string");
+    auto mode = pruning_mode_from_name(v->get<std::string>());
+    if (!mode) bad("pruning_mode", "must be one of " + pruning_mode_names());
+    kv.params.mode = *mode;
+  }
+}
+
+}  // namespace
+
+CompletionRequest parse_completion_request(const json& body, bool chat, const Model& model,
+                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults) {
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  CompletionRequest r;
+  r.chat = chat;
+  if (const json* m = field(body, "model"); m && !m->is_string()) bad("model", "must be a string");
+  r.stream = boolean(body, "stream", false);
+  if (const json* so = field(body, "stream_options")) {
+    if (!so->is_object()) bad("stream_options", "must be an object");
+    r.include_usage = boolean(*so, "include_usage", false);
+  }
+  if (integer(body, "n", 1, 1, 1) != 1) bad("n", "must be 1");
+  if (boolean(body, "logprobs", false) || field(body, "top_logprobs"))
+    bad("logprobs", "is not supported yet");
+  if (boolean(body, "echo", false)) bad("echo", "is not supported yet");
+
+  const int64_t limit = defaults.max_tokens_limit > 0 ? defaults.max_tokens_limit : std::numeric_limits<int32_t>::max();
+  int64_t max_tokens = integer(body, "max_tokens", defaults.max_tokens, 0, limit);
+  max_tokens = integer(body, "max_completion_tokens", max_tokens, 0, limit);
+  r.options.n_predict = max_tokens;
+  r.options.stop = stop_list(body);
+
+  r.sampling.temperature = static_cast<float>(number(body, "temperature", 1.0, 0, 2));
+  r.sampling.top_p = static_cast<float>(number(body, "top_p", 1.0, 0, 1));
+  r.sampling.top_k = static_cast<int>(integer(body, "top_k", 0, 0, std::numeric_limits<int32_t>::max()));
+  r.sampling.min_p = static_cast<float>(number(body, "min_p", 0.0, 0, 1));
+  r.sampling.repeat_penalty = static_cast<float>(number(body, "repeat_penalty", 1.0, 1e-6, 1e6));
+  r.sampling.seed = static_cast<uint64_t>(integer(body, "seed", 0xC0FFEE, 0, std::numeric_limits<int64_t>::max()));
+
+  r.kv = defaults.kv;
+  apply_kv_fields(body, r.kv);
+  r.prompt = chat ? prompt_of_chat(body, chat_prompt) : prompt_of_completion(body, model);
+  if (r.prompt.empty()) bad(chat ? "messages" : "prompt", "gives no tokens");
+  return r;
+}
+
+}  // namespace triattn::server

@@ -1,0 +1,41 @@
+#pragma once
+// The body of POST /v1/completions and /v1/chat/completions, checked field by field (type
+// and range, each error naming the field) and turned into what the engine runs: prompt ids,
+// sampling parameters, generation options and the request's KV settings (the server's
+// defaults overridden by kv_policy, kv_budget, divide_length, window, sink, protect_prompt,
+// pruning_mode). Unknown fields are ignored, as OpenAI clients send extras.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_prompt.h"
+#include "engine/generate.h"
+#include "engine/kv_setup.h"
+#include "engine/sampler.h"
+#include "model/model.h"
+
+namespace triattn::server {
+
+struct CompletionRequest {
+  bool chat = false;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  std::vector<int32_t> prompt;
+  GenerateOptions options;
+  SamplerParams sampling;
+  KvSettings kv;
+};
+
+struct RequestDefaults {
+  KvSettings kv;                  // the server's flags and TRIATTN_RUNTIME_* (statistics loaded)
+  int64_t max_tokens = 512;       // when the request names none
+  int64_t max_tokens_limit = 0;   // most a request may ask for; 0 = the context
+};
+
+// Throws ApiError (400) naming the first bad field.
+CompletionRequest parse_completion_request(const nlohmann::json& body, bool chat, const Model& model,
+                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults);
+
+}  // namespace triattn::server

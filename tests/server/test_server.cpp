@@ -1,0 +1,312 @@
+// triattn serve end to end over HTTP (cpp-httplib's client): completions and chat, streamed
+// and not, equal to the engine run alone; stop strings; per-request KV settings with their
+// figures in usage; OpenAI-style errors (400, 401, 404, 413, 503); many clients at once; a
+// client that disconnects mid-stream frees its sequence.
+#include "server/server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <sstream>
+#include <thread>
+
+#include "calib/calibrate.h"
+#include "core/read_file.h"
+#include "engine/generate.h"
+
+namespace triattn::server {
+namespace {
+
+using json = nlohmann::json;
+const std::string kModel = std::string(TRIATTN_SHARED_DIR) + "/models/tinystories-656k";
+
+class ServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_ = Model::load(kModel);
+    ThreadPool pool(2);
+    CalibrateOptions copt;
+    copt.pool = &pool;
+    const std::string text = read_file(std::string(TRIATTN_SOURCE_DIR) + "/tests/data/calibration_stories.txt");
+    stats_ = std::make_shared<HeadStats>(calibrate_text(*model_, text, copt).stats);
+  }
+  static void TearDownTestSuite() { model_.reset(); }
+
+  // A server on a free port with these options (statistics loaded as --stats would).
+  static std::unique_ptr<Server> start(ServerOptions o = {}) {
+    o.port = 0;
+    o.threads = 2;
+    o.defaults.kv.params.stats = stats_;
+    auto s = std::make_unique<Server>(model_, o);
+    s->start();
+    return s;
+  }
+  static httplib::Result post(Server& s, const std::string& path, const json& body, const std::string& key = "") {
+    httplib::Client c("127.0.0.1", s.port());
+    c.set_read_timeout(60, 0);
+    httplib::Headers h;
+    if (!key.empty()) h.emplace("Authorization", "Bearer " + key);
+    return c.Post(path.c_str(), h, body.dump(), "application/json");
+  }
+  // The engine alone: greedy text of a prompt.
+  static std::string alone(const std::vector<int32_t>& prompt, int64_t n) {
+    KvSettings kv;
+    PolicyFactory f(*model_, kv);
+    Sequence seq(*model_, f);
+    ThreadPool pool(2);
+    Forward fwd(*model_, &pool);
+    SamplerParams sp;
+    sp.temperature = 0;
+    Sampler sampler(sp);
+    GenerateOptions opt;
+    opt.n_predict = n;
+    return generate(*model_, fwd, seq, prompt, opt, sampler).text;
+  }
+  static std::vector<int32_t> ids(const std::string& text) {
+    const Tokenizer& t = model_->tokenizer();
+    return t.encode(text, t.add_bos_default());
+  }
+  // The "data:" events of an SSE body, parsed ([DONE] as the string "[DONE]").
+  static std::vector<json> events(const std::string& body) {
+    std::vector<json> out;
+    std::istringstream in(body);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("data: ", 0) == 0) {
+        const std::string d = line.substr(6);
+        out.push_back(d == "[DONE]" ? json("[DONE]") : json::parse(d));
+      }
+    return out;
+  }
+  static inline std::shared_ptr<const Model> model_;
+  static inline std::shared_ptr<const HeadStats> stats_;
+};
+
+TEST_F(ServerTest, CompletionEqualsTheEngineAlone) {
+  auto s = start();
+  const auto r = post(*s, "/v1/completions", {{"prompt", "Once upon a time,"}, {"max_tokens", 30}, {"temperature", 0}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json j = json::parse(r->body);
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["choices"][0]["text"], alone(ids("Once upon a time,"), 30));
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 7);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 30);
+  EXPECT_EQ(j["usage"]["total_tokens"], 37);
+  EXPECT_EQ(j["usage"]["kv_policy"], "full");
+}
+
+TEST_F(ServerTest, StreamedChunksAddUpToTheSameText) {
+  auto s = start();
+  const json body = {{"prompt", "Once upon a time,"}, {"max_tokens", 30}, {"temperature", 0}, {"stream", true},
+                     {"stream_options", {{"include_usage", true}}}};
+  const auto r = post(*s, "/v1/completions", body);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
+  const auto ev = events(r->body);
+  ASSERT_GE(ev.size(), 3u);
+  std::string text;
+  for (size_t i = 0; i + 2 < ev.size(); ++i) text += ev[i]["choices"][0]["text"].get<std::string>();
+  EXPECT_EQ(text, alone(ids("Once upon a time,"), 30));
+  EXPECT_EQ(ev[ev.size() - 3]["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(ev[ev.size() - 2]["usage"]["completion_tokens"], 30);
+  EXPECT_TRUE(ev[ev.size() - 2]["choices"].empty());
+  EXPECT_EQ(ev.back(), "[DONE]");
+}
+
+TEST_F(ServerTest, ChatUsesTheTemplateAndStreamsDeltas) {
+  auto s = start();
+  const json msgs = json::array({{{"role", "user"}, {"content", "Tell me a story"}}});
+  const auto plain = post(*s, "/v1/chat/completions", {{"messages", msgs}, {"max_tokens", 20}, {"temperature", 0}});
+  ASSERT_EQ(plain->status, 200) << plain->body;
+  const json j = json::parse(plain->body);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  const ChatPrompt cp(model_->tokenizer(), kModel, {}, nullptr);
+  nlohmann::ordered_json m = nlohmann::ordered_json::array({chat_message("user", "Tell me a story")});
+  const std::vector<int32_t> prompt = cp.tokenize(cp.render(m, true));
+  EXPECT_EQ(j["choices"][0]["message"]["content"], alone(prompt, 20));
+  EXPECT_EQ(j["usage"]["prompt_tokens"], static_cast<int64_t>(prompt.size()));
+
+  const auto streamed =
+      post(*s, "/v1/chat/completions", {{"messages", msgs}, {"max_tokens", 20}, {"temperature", 0}, {"stream", true}});
+  const auto ev = events(streamed->body);
+  ASSERT_GE(ev.size(), 2u);
+  EXPECT_EQ(ev[0]["choices"][0]["delta"]["role"], "assistant");
+  std::string text;
+  for (size_t i = 0; i + 1 < ev.size(); ++i) text += ev[i]["choices"][0]["delta"]["content"].get<std::string>();
+  EXPECT_EQ(text, j["choices"][0]["message"]["content"]);
+}
+
+TEST_F(ServerTest, StopStringsEndTheTextInBothModes) {
+  auto s = start();
+  const std::string full = alone(ids("Once upon a time,"), 40);
+  const std::string stop = full.substr(30, 5);
+  const std::string expect = full.substr(0, full.find(stop));
+  for (bool stream : {false, true}) {
+    const auto r = post(*s, "/v1/completions",
+                        {{"prompt", "Once upon a time,"}, {"max_tokens", 40}, {"temperature", 0}, {"stream", stream},
+                         {"stop", json::array({"zzzz", stop})}});
+    ASSERT_EQ(r->status, 200);
+    std::string text, finish;
+    if (stream) {
+      for (const json& e : events(r->body))
+        if (e.is_object()) {
+          text += e["choices"][0]["text"].get<std::string>();
+          if (!e["choices"][0]["finish_reason"].is_null()) finish = e["choices"][0]["finish_reason"];
+        }
+    } else {
+      const json j = json::parse(r->body);
+      text = j["choices"][0]["text"];
+      finish = j["choices"][0]["finish_reason"];
+    }
+    EXPECT_EQ(text, expect) << "stream " << stream;
+    EXPECT_EQ(finish, "stop");
+  }
+}
+
+TEST_F(ServerTest, PerRequestCompressionAndItsFiguresInUsage) {
+  auto s = start();
+  const auto r = post(*s, "/v1/completions",
+                      {{"prompt", "Once upon a time,"}, {"max_tokens", 120}, {"temperature", 0},
+                       {"kv_policy", "triattention"}, {"kv_budget", 32}, {"divide_length", 16}, {"window", 8}});
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json u = json::parse(r->body)["usage"];
+  EXPECT_EQ(u["kv_policy"], "triattention");
+  EXPECT_LE(u["kv_peak_tokens"].get<int64_t>(), 48);
+  EXPECT_GT(u["prune_events"].get<int64_t>(), 0);
+}
+
+TEST_F(ServerTest, BadRequestsGetOpenAiErrors) {
+  ServerOptions o;
+  o.api_key = "sekret";
+  o.max_body_bytes = 4096;
+  auto s = start(o);
+  struct Bad {
+    json body;
+    std::string param;
+  };
+  const std::vector<Bad> bad = {
+      {{{"prompt", "x"}, {"top_p", 3}}, "top_p"},
+      {{{"prompt", "x"}, {"temperature", "hot"}}, "temperature"},
+      {{{"prompt", "x"}, {"max_tokens", -1}}, "max_tokens"},
+      {{{"prompt", "x"}, {"max_tokens", 1.5}}, "max_tokens"},
+      {{{"prompt", "x"}, {"stop", 5}}, "stop"},
+      {{{"prompt", "x"}, {"n", 2}}, "n"},
+      {{{"prompt", "x"}, {"kv_budget", 0}}, "kv_budget"},
+      {{{"prompt", "x"}, {"pruning_mode", "sideways"}}, "pruning_mode"},
+      {{{"prompt", 7}}, "prompt"},
+      {json::object(), "prompt"},
+  };
+  for (const Bad& b : bad) {
+    const auto r = post(*s, "/v1/completions", b.body, "sekret");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << b.body.dump();
+    const json e = json::parse(r->body)["error"];
+    EXPECT_EQ(e["type"], "invalid_request_error");
+    EXPECT_EQ(e["param"], b.param) << e.dump();
+  }
+  // A prompt past the context (512) under full attention.
+  std::string longp;
+  for (int i = 0; i < 600; ++i) longp += "a cat ";  // ~1200 tokens in a 3.6 KB body
+  auto r = post(*s, "/v1/completions", {{"prompt", longp}}, "sekret");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("context"), std::string::npos) << r->body;
+  // Not JSON, no key, a wrong key, too large, no such path.
+  httplib::Client c("127.0.0.1", s->port());
+  r = c.Post("/v1/completions", httplib::Headers{{"Authorization", "Bearer sekret"}}, "{not json", "application/json");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(post(*s, "/v1/completions", {{"prompt", "x"}})->status, 401);
+  EXPECT_EQ(post(*s, "/v1/completions", {{"prompt", "x"}}, "wrong")->status, 401);
+  EXPECT_EQ(c.Get("/health")->status, 200);  // needs no key
+  r = post(*s, "/v1/completions", {{"prompt", std::string(8000, 'a')}}, "sekret");
+  EXPECT_EQ(r->status, 413);
+  EXPECT_NE(r->body.find("--max-body"), std::string::npos) << r->body;
+  EXPECT_EQ(c.Get("/v1/nothing", httplib::Headers{{"Authorization", "Bearer sekret"}})->status, 404);
+}
+
+TEST_F(ServerTest, AFullQueueAnswers503WithRetryAfter) {
+  ServerOptions o;
+  o.scheduler.max_queued = 0;
+  auto s = start(o);
+  const auto r = post(*s, "/v1/completions", {{"prompt", "x"}});
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+}
+
+// 8 clients x 2 requests at once, 4 running: every greedy reply is the one served alone.
+TEST_F(ServerTest, ConcurrentClientsGetTheirOwnReplies) {
+  auto s = start();
+  const std::vector<std::string> prompts = {"Once upon a time,", "The dog", "Lily and Tom", "A big red ball"};
+  std::vector<std::string> expect;
+  for (const auto& p : prompts) expect.push_back(alone(ids(p), 25));
+  std::atomic<int> wrong{0}, errors{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 8; ++c)
+    clients.emplace_back([&, c] {
+      for (int k = 0; k < 2; ++k) {
+        const size_t i = static_cast<size_t>(c + k) % prompts.size();
+        const auto r = post(*s, "/v1/completions",
+                            {{"prompt", prompts[i]}, {"max_tokens", 25}, {"temperature", 0}, {"stream", (c % 2) == 1}});
+        if (!r || r->status != 200) {
+          ++errors;
+          continue;
+        }
+        std::string text;
+        if (c % 2 == 1) {
+          for (const json& e : events(r->body))
+            if (e.is_object()) text += e["choices"][0]["text"].get<std::string>();
+        } else {
+          text = json::parse(r->body)["choices"][0]["text"];
+        }
+        if (text != expect[i]) ++wrong;
+      }
+    });
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// A client that goes away mid-stream: its sequence is cancelled and freed (the metrics show
+// nothing running) while another request completes.
+TEST_F(ServerTest, ADisconnectedStreamFreesItsSequence) {
+  auto s = start();
+  httplib::Client c("127.0.0.1", s->port());
+  const json body = {{"prompt", "Once upon a time,"}, {"max_tokens", 100000}, {"temperature", 0}, {"stream", true},
+                     {"kv_policy", "triattention"}, {"kv_budget", 32}, {"divide_length", 16}, {"window", 8}};
+  int chunks = 0;
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.body = body.dump();
+  req.set_header("Content-Type", "application/json");
+  req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++chunks < 3; };
+  c.send(req);  // returns once the receiver said stop: the connection is closed
+  EXPECT_GE(chunks, 3);
+  const auto other = post(*s, "/v1/completions", {{"prompt", "The dog"}, {"max_tokens", 10}, {"temperature", 0}});
+  EXPECT_EQ(other->status, 200);
+  std::string metrics;
+  for (int i = 0; i < 100; ++i) {
+    metrics = c.Get("/metrics")->body;
+    if (metrics.find("triattn_sequences_running 0\n") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(metrics.find("triattn_sequences_running 0\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("triattn_kv_reserved_bytes 0\n"), std::string::npos) << metrics;
+}
+
+TEST_F(ServerTest, ModelsAndHealth) {
+  auto s = start();
+  httplib::Client c("127.0.0.1", s->port());
+  const json m = json::parse(c.Get("/v1/models")->body);
+  EXPECT_EQ(m["data"][0]["id"], "tinystories-656k");
+  EXPECT_EQ(json::parse(c.Get("/health")->body)["status"], "ok");
+  s->stop();
+  s->stop();  // repeatable
+}
+
+}  // namespace
+}  // namespace triattn::server
