@@ -2,7 +2,7 @@
 # Installs the Debian packages triattn needs, only those missing. Safe to run repeatedly.
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-      libcli11-dev libpcre2-dev libcpp-httplib-dev libssl-dev python3-numpy)
+      libcli11-dev libpcre2-dev libcpp-httplib-dev libssl-dev python3-numpy chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -15,7 +15,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# Node.js packages of the OpenAI-client tests, exactly as tests/openai/package-lock.json pins
+# Node.js packages of the client tests, exactly as tests/clients/package-lock.json pins
 # them (npm ci). Node and npm come with the machine; Debian's packages otherwise.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if ! command -v npm >/dev/null 2>&1; then
@@ -24,9 +24,9 @@ if ! command -v npm >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
 fi
-lock="$root/tests/openai/package-lock.json"
-stamp="$root/tests/openai/node_modules/.package-lock.json"
+lock="$root/tests/clients/package-lock.json"
+stamp="$root/tests/clients/node_modules/.package-lock.json"
 if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
-  echo "setup: installing the OpenAI-client test packages (npm ci)" >&2
-  npm ci --prefix "$root/tests/openai" --no-audit --no-fund --loglevel=error >/dev/null
+  echo "setup: installing the client test packages (npm ci)" >&2
+  npm ci --prefix "$root/tests/clients" --no-audit --no-fund --loglevel=error >/dev/null
 fi

@@ -21,6 +21,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   server::ServerOptions o;
   int64_t kv_memory_mib = 0, max_body_kib = 1024;
   KvOptions kv;
+  std::string reasoning_format = "split";
   app.add_option("-m,--model", model_path, "model: .gguf file, HF directory or llama2.c .bin")->required();
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o.port, "port to listen on (0 = any free port, printed)")->capture_default_str();
@@ -34,6 +35,9 @@ int cmd_serve(const std::vector<std::string>& args) {
   app.add_option("--max-body", max_body_kib, "largest request body in KiB (larger: 413)")->capture_default_str();
   app.add_option("-n,--n-predict", o.defaults.max_tokens, "max_tokens when a request names none")->capture_default_str();
   app.add_option("--http-threads", o.http_threads, "threads parsing and streaming requests")->capture_default_str();
+  app.add_option("--reasoning-format", reasoning_format,
+                 "chat replies: split (<think>...</think> as reasoning_content) or none (kept in content)")
+      ->capture_default_str();
   add_chat_template_options(app, o.chat);
   add_threads_option(app, o.threads);
   add_kv_options(app, kv);
@@ -47,6 +51,9 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (max_body_kib < 1 || max_body_kib > (int64_t{1} << 20)) fail("--max-body must be between 1 and 2^20 KiB");
   if (o.http_threads < 1 || o.http_threads > 1024) fail("--http-threads must be between 1 and 1024");
   if (o.defaults.max_tokens < 0) fail("-n must be >= 0");
+  if (reasoning_format != "split" && reasoning_format != "none")
+    fail("--reasoning-format '", reasoning_format, "' must be split or none");
+  o.split_reasoning = reasoning_format == "split";
   o.scheduler.kv_memory_bytes = static_cast<size_t>(kv_memory_mib) << 20;
   o.max_body_bytes = static_cast<size_t>(max_body_kib) << 10;
 

@@ -95,7 +95,7 @@ std::vector<int32_t> prompt_of_completion(const json& body, const Model& model) 
   bad("prompt", "must be a string, a list of one string, or a list of token ids (batches of prompts are not supported)");
 }
 
-std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_prompt) {
+std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_prompt, std::string* text_out) {
   const json* m = field(body, "messages");
   if (!m) bad("messages", "is required");
   if (!m->is_array() || m->empty()) bad("messages", "must be a non-empty list of {role, content} objects");
@@ -122,7 +122,8 @@ std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_pro
     messages.push_back(chat_message(role->get<std::string>(), text));
   }
   try {
-    return chat_prompt.tokenize(chat_prompt.render(messages, /*add_generation_prompt=*/true));
+    *text_out = chat_prompt.render(messages, /*add_generation_prompt=*/true);
+    return chat_prompt.tokenize(*text_out);
   } catch (const Error& e) {
     throw ApiError(400, e.what(), "messages");
   }
@@ -180,7 +181,7 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
 
   r.kv = defaults.kv;
   apply_kv_fields(body, r.kv);
-  r.prompt = chat ? prompt_of_chat(body, chat_prompt) : prompt_of_completion(body, model);
+  r.prompt = chat ? prompt_of_chat(body, chat_prompt, &r.prompt_text) : prompt_of_completion(body, model);
   if (r.prompt.empty()) bad(chat ? "messages" : "prompt", "gives no tokens");
   return r;
 }

@@ -23,6 +23,7 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   std::vector<int32_t> prompt;
+  std::string prompt_text;  // what was tokenized (chat: the rendered template)
   GenerateOptions options;
   SamplerParams sampling;
   KvSettings kv;

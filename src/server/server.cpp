@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <ctime>
@@ -9,6 +10,8 @@
 
 #include "core/error.h"
 #include "server/api_error.h"
+#include "server/chat_page.h"
+#include "server/reasoning_split.h"
 
 namespace triattn::server {
 
@@ -16,6 +19,7 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
+constexpr int kListenBacklog = 1024;
 
 // What one request's HTTP handler and the inference thread share. The scheduler's callbacks
 // (inference thread) append text and set the result; the handler waits and sends.
@@ -91,6 +95,13 @@ void Server::routes() {
   httplib::Server& h = *http_;
   h.new_task_queue = [n = options_.http_threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
   h.set_payload_max_length(options_.max_body_bytes);
+  // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): 16 clients
+  // connecting at once overflowed it and a dropped handshake now and then reached a client as a
+  // reset connection. Its socket is recorded here and given a deep backlog in bind().
+  h.set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd_ = static_cast<int>(sock);
+  });
   h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
     if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
@@ -107,6 +118,10 @@ void Server::routes() {
     send_json(res, res.status, ApiError(res.status, what).body());
   });
 
+  h.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    const std::string_view page = chat_page_html();
+    res.set_content(page.data(), page.size(), "text/html; charset=utf-8");
+  });
   h.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, {{"status", stopping_ ? "stopping" : "ok"}});
   });
@@ -205,12 +220,18 @@ void Server::routes() {
       const std::string rid = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(id);
       const int64_t created = static_cast<int64_t>(std::time(nullptr));
       const std::string model_name = model_->config().name, policy = parsed.kv.policy;
-      auto choice = [chat](const std::string& text, const json& finish, bool first) {
-        if (!chat) return json{{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", finish}};
-        json delta = {{"content", text}};
+      // A streamed choice: completions carry text; chat deltas the answer and, apart, the
+      // reasoning.
+      auto choice = [chat](const ReasoningSplit::Out& text, const json& finish, bool first) {
+        if (!chat) return json{{"index", 0}, {"text", text.content}, {"logprobs", nullptr}, {"finish_reason", finish}};
+        json delta = json::object();
         if (first) delta["role"] = "assistant";
+        if (!text.reasoning.empty()) delta["reasoning_content"] = text.reasoning;
+        if (!text.content.empty() || text.reasoning.empty()) delta["content"] = text.content;
         return json{{"index", 0}, {"delta", delta}, {"finish_reason", finish}};
       };
+      const bool split = chat && options_.split_reasoning;
+      const bool opens = ReasoningSplit::prompt_opens_reasoning(parsed.prompt_text);
       auto chunk = [=](json choices) {
         return json{{"id", rid}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
                     {"model", model_name}, {"choices", std::move(choices)}};
@@ -231,10 +252,14 @@ void Server::routes() {
           send_json(res, 500, error_json(g.error));
           return;
         }
-        json c = chat ? json{{"index", 0},
-                             {"message", {{"role", "assistant"}, {"content", g.text}}},
-                             {"finish_reason", finish_reason(g)}}
-                      : json{{"index", 0}, {"text", g.text}, {"logprobs", nullptr}, {"finish_reason", finish_reason(g)}};
+        json c = json{{"index", 0}, {"text", g.text}, {"logprobs", nullptr}, {"finish_reason", finish_reason(g)}};
+        if (chat) {
+          ReasoningSplit rs(split, opens);
+          ReasoningSplit::Out a = rs.push(g.text), b = rs.flush();
+          json message = {{"role", "assistant"}, {"content", a.content + b.content}};
+          if (!(a.reasoning + b.reasoning).empty()) message["reasoning_content"] = a.reasoning + b.reasoning;
+          c = json{{"index", 0}, {"message", message}, {"finish_reason", finish_reason(g)}};
+        }
         json out = {{"id", rid},
                     {"object", chat ? "chat.completion" : "text_completion"},
                     {"created", created},
@@ -248,11 +273,12 @@ void Server::routes() {
 
       counters_->request(200);
       auto first = std::make_shared<bool>(true);
+      auto splitter = std::make_shared<ReasoningSplit>(split, opens);
       const bool include_usage = parsed.include_usage;
       res.set_header("Cache-Control", "no-cache");
       res.set_chunked_content_provider(
           "text/event-stream",
-          [this, ex, id, first, chunk, choice, include_usage, policy](size_t, httplib::DataSink& sink) {
+          [this, ex, id, first, splitter, chunk, choice, include_usage, policy](size_t, httplib::DataSink& sink) {
             std::string text;
             bool done = false;
             GenerateResult g;
@@ -272,8 +298,14 @@ void Server::routes() {
               }
               return true;
             };
-            if (!text.empty()) {
-              if (!write(sse(chunk(json::array({choice(text, nullptr, *first)}))))) return false;
+            ReasoningSplit::Out out = splitter->push(text);
+            if (done) {
+              const ReasoningSplit::Out rest = splitter->flush();
+              out.reasoning += rest.reasoning;
+              out.content += rest.content;
+            }
+            if (!out.reasoning.empty() || !out.content.empty()) {
+              if (!write(sse(chunk(json::array({choice(out, nullptr, *first)}))))) return false;
               *first = false;
             }
             if (stopping_ && !done) {
@@ -291,7 +323,7 @@ void Server::routes() {
             if (g.finish_reason == "error") {
               write(sse(error_json(g.error)));
             } else {
-              if (!write(sse(chunk(json::array({choice("", finish_reason(g), *first)}))))) return false;
+              if (!write(sse(chunk(json::array({choice({}, finish_reason(g), *first)}))))) return false;
               if (include_usage) {
                 json u = chunk(json::array());
                 u["usage"] = usage_json(g, policy);
@@ -326,6 +358,8 @@ void Server::bind() {
       fail("serve: cannot listen on ", options_.host, ":", options_.port, " (in use, or not an address of this machine)");
     port_ = options_.port;
   }
+  // Listening again on a listening socket only changes its backlog (Linux, BSD).
+  if (listen_fd_ >= 0) ::listen(listen_fd_, kListenBacklog);
 }
 
 void Server::inference_loop() {

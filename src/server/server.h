@@ -35,6 +35,9 @@ struct ServerOptions {
   SchedulerOptions scheduler;
   RequestDefaults defaults;
   ChatPromptOptions chat;
+  // Chat replies: "<think>…</think>" returned as reasoning_content (false: kept in content,
+  // --reasoning-format none).
+  bool split_reasoning = true;
 };
 
 class Server {
@@ -66,6 +69,7 @@ class Server {
   std::unique_ptr<httplib::Server> http_;
   std::unique_ptr<Counters> counters_;
   int port_ = 0;
+  int listen_fd_ = -1;  // the listening socket, recorded when httplib creates it
 
   std::mutex work_mu_;
   std::condition_variable work_cv_;  // a request was queued, or stop

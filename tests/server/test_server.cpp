@@ -8,6 +8,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -237,22 +238,28 @@ TEST_F(ServerTest, AFullQueueAnswers503WithRetryAfter) {
   EXPECT_EQ(r->get_header_value("Retry-After"), "1");
 }
 
-// 8 clients x 2 requests at once, 4 running: every greedy reply is the one served alone.
+// 16 clients x 8 requests at once, 4 running: no 5xx, every greedy reply (streamed or not)
+// is the one served alone.
 TEST_F(ServerTest, ConcurrentClientsGetTheirOwnReplies) {
   auto s = start();
   const std::vector<std::string> prompts = {"Once upon a time,", "The dog", "Lily and Tom", "A big red ball"};
   std::vector<std::string> expect;
   for (const auto& p : prompts) expect.push_back(alone(ids(p), 25));
   std::atomic<int> wrong{0}, errors{0};
+  std::mutex first_error_mu;
+  std::string first_error;
   std::vector<std::thread> clients;
-  for (int c = 0; c < 8; ++c)
+  for (int c = 0; c < 16; ++c)
     clients.emplace_back([&, c] {
-      for (int k = 0; k < 2; ++k) {
+      for (int k = 0; k < 8; ++k) {
         const size_t i = static_cast<size_t>(c + k) % prompts.size();
         const auto r = post(*s, "/v1/completions",
                             {{"prompt", prompts[i]}, {"max_tokens", 25}, {"temperature", 0}, {"stream", (c % 2) == 1}});
         if (!r || r->status != 200) {
-          ++errors;
+          if (errors++ == 0) {
+            std::lock_guard<std::mutex> lock(first_error_mu);
+            first_error = r ? std::to_string(r->status) + " " + r->body : "no response: " + httplib::to_string(r.error());
+          }
           continue;
         }
         std::string text;
@@ -266,7 +273,7 @@ TEST_F(ServerTest, ConcurrentClientsGetTheirOwnReplies) {
       }
     });
   for (auto& t : clients) t.join();
-  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(errors.load(), 0) << first_error;
   EXPECT_EQ(wrong.load(), 0);
 }
 
@@ -296,6 +303,45 @@ TEST_F(ServerTest, ADisconnectedStreamFreesItsSequence) {
   }
   EXPECT_NE(metrics.find("triattn_sequences_running 0\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("triattn_kv_reserved_bytes 0\n"), std::string::npos) << metrics;
+}
+
+// A template whose generation prompt opens <think> (as DeepSeek-R1's does): the reply is
+// reasoning until </think>, returned as reasoning_content, streamed and not; with
+// split_reasoning off it stays in content.
+TEST_F(ServerTest, ReasoningComesApartFromTheAnswer) {
+  const std::string dir = ::testing::TempDir();
+  const std::string tpl = dir + "/think.jinja";
+  {
+    std::ofstream f(tpl);
+    f << "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+         "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
+  }
+  const json body = {{"messages", json::array({{{"role", "user"}, {"content", "hi"}}})}, {"max_tokens", 12},
+                     {"temperature", 0}};
+  std::string reasoning;
+  {
+    ServerOptions o;
+    o.chat.template_path = tpl;
+    auto s = start(o);
+    const json j = json::parse(post(*s, "/v1/chat/completions", body)->body);
+    reasoning = j["choices"][0]["message"]["reasoning_content"];
+    EXPECT_FALSE(reasoning.empty());
+    EXPECT_EQ(j["choices"][0]["message"]["content"], "");  // the model never closes </think>
+    json sb = body;
+    sb["stream"] = true;
+    std::string streamed;
+    for (const json& e : events(post(*s, "/v1/chat/completions", sb)->body))
+      if (e.is_object() && e["choices"][0]["delta"].contains("reasoning_content"))
+        streamed += e["choices"][0]["delta"]["reasoning_content"].get<std::string>();
+    EXPECT_EQ(streamed, reasoning);
+  }
+  ServerOptions none;
+  none.chat.template_path = tpl;
+  none.split_reasoning = false;
+  auto s = start(none);
+  const json j = json::parse(post(*s, "/v1/chat/completions", body)->body);
+  EXPECT_EQ(j["choices"][0]["message"]["content"], reasoning);
+  EXPECT_FALSE(j["choices"][0]["message"].contains("reasoning_content"));
 }
 
 TEST_F(ServerTest, ModelsAndHealth) {

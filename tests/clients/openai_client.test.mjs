@@ -4,33 +4,17 @@
 // TRIATTN_SHARED_DIR set; the server is started on a free port and stopped with SIGTERM.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import OpenAI from "openai";
+import { shared, startServer } from "./serve.mjs";
 
-const binary = process.env.TRIATTN_BINARY;
-const shared = process.env.TRIATTN_SHARED_DIR;
-if (!binary || !shared) throw new Error("TRIATTN_BINARY and TRIATTN_SHARED_DIR must be set (CTest sets them)");
 const model = `${shared}/models/tinystories-656k`;
 const key = "test-key";
 let server, client, baseURL;
 
 before(async () => {
-  server = spawn(binary, ["serve", "-m", model, "--port", "0", "--api-key", key, "-t", "2", "--max-body", "8"], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  baseURL = await new Promise((resolve, reject) => {
-    let err = "";
-    const timer = setTimeout(() => reject(new Error("server did not start: " + err)), 30000);
-    server.stderr.on("data", (d) => {
-      err += d;
-      const m = err.match(/listening on (http:\/\/\S+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1] + "/v1");
-      }
-    });
-    server.on("exit", (code) => reject(new Error(`server exited with ${code}: ${err}`)));
-  });
+  let url;
+  ({ server, url } = await startServer(["-m", model, "--api-key", key, "--max-body", "8"]));
+  baseURL = url + "/v1";
   client = new OpenAI({ baseURL, apiKey: key, maxRetries: 0 });
 });
 

@@ -1,0 +1,57 @@
+// <think> … </think> split from the answer over streamed pieces, however the pieces cut the
+// tags; a prompt that opens <think> starts the reply inside the reasoning.
+#include "server/reasoning_split.h"
+
+#include <gtest/gtest.h>
+
+namespace triattn::server {
+namespace {
+
+ReasoningSplit::Out run(const std::string& text, size_t step, bool enabled = true, bool inside = false) {
+  ReasoningSplit s(enabled, inside);
+  ReasoningSplit::Out all;
+  for (size_t i = 0; i < text.size(); i += step) {
+    const auto o = s.push(text.substr(i, step));
+    all.reasoning += o.reasoning;
+    all.content += o.content;
+  }
+  const auto o = s.flush();
+  return {all.reasoning + o.reasoning, all.content + o.content};
+}
+
+TEST(ReasoningSplit, ThinkBlockIsReasoningWhateverThePieces) {
+  const std::string text = "\n<think>\nLet me count: 2 + 2.\n</think>\n\nIt is 4.";
+  for (size_t step = 1; step <= text.size(); ++step) {
+    const auto o = run(text, step);
+    EXPECT_EQ(o.reasoning, "\nLet me count: 2 + 2.\n") << step;
+    EXPECT_EQ(o.content, "It is 4.") << step;
+  }
+}
+
+TEST(ReasoningSplit, NoThinkBlockIsAllContent) {
+  for (size_t step : {1, 3, 100}) {
+    EXPECT_EQ(run("Hello <think> later is text", step).content, "Hello <think> later is text");
+    EXPECT_EQ(run("<thinking is not the tag", step).content, "<thinking is not the tag");
+    EXPECT_EQ(run("  <thi", step).content, "  <thi");  // a reply that ends inside a maybe-tag
+  }
+}
+
+TEST(ReasoningSplit, PromptThatOpensThinkStartsInside) {
+  EXPECT_TRUE(ReasoningSplit::prompt_opens_reasoning("<|Assistant|><think>\n"));
+  EXPECT_FALSE(ReasoningSplit::prompt_opens_reasoning("<|im_start|>assistant\n"));
+  const auto o = run("weighing it</think>Yes.", 2, true, true);
+  EXPECT_EQ(o.reasoning, "weighing it");
+  EXPECT_EQ(o.content, "Yes.");
+  const auto unfinished = run("still thinking </thi", 4, true, true);
+  EXPECT_EQ(unfinished.reasoning, "still thinking </thi");
+  EXPECT_EQ(unfinished.content, "");
+}
+
+TEST(ReasoningSplit, DisabledKeepsEverythingInContent) {
+  const auto o = run("<think>x</think>y", 3, false);
+  EXPECT_EQ(o.content, "<think>x</think>y");
+  EXPECT_EQ(o.reasoning, "");
+}
+
+}  // namespace
+}  // namespace triattn::server
