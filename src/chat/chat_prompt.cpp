@@ -67,12 +67,14 @@ ChatPrompt::ChatPrompt(const Tokenizer& tok, const std::string& model_path, cons
   eos_text_ = token_text_or_empty(tok, tok.eos_id());
 }
 
-std::string ChatPrompt::render(const nlohmann::ordered_json& messages, bool add_generation_prompt) const {
+std::string ChatPrompt::render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                               const nlohmann::ordered_json& kwargs) const {
   ChatRenderOptions ro;
   ro.add_generation_prompt = add_generation_prompt;
   ro.bos_token = bos_text_;
   ro.eos_token = eos_text_;
   if (no_think_) ro.extra["enable_thinking"] = false;
+  for (auto it = kwargs.begin(); it != kwargs.end(); ++it) ro.extra[it.key()] = it.value();
   try {
     return tpl_->render(messages, ro);
   } catch (const ChatTemplateRaised& e) {

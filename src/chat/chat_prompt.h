@@ -33,7 +33,10 @@ class ChatPrompt {
 
   // messages: JSON array of {"role", "content"} objects. Error (naming the template's origin)
   // when the template fails or rejects the conversation with raise_exception.
-  std::string render(const nlohmann::ordered_json& messages, bool add_generation_prompt) const;
+  // kwargs: more template variables (an API request's chat_template_kwargs, e.g.
+  // {"enable_thinking": false}); they override --no-think.
+  std::string render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                     const nlohmann::ordered_json& kwargs = nlohmann::ordered_json::object()) const;
   // A whole prompt, special tokens parsed: BOS as the model asks, except when the text already
   // begins with the BOS text (templates that write {{ bos_token }} would otherwise get two).
   std::vector<int32_t> tokenize(const std::string& text) const;

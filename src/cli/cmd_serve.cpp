@@ -34,7 +34,9 @@ int cmd_serve(const std::vector<std::string>& args) {
       ->capture_default_str();
   app.add_option("--max-body", max_body_kib, "largest request body in KiB (larger: 413)")->capture_default_str();
   app.add_option("-n,--n-predict", o.defaults.max_tokens, "max_tokens when a request names none")->capture_default_str();
-  app.add_option("--http-threads", o.http_threads, "threads parsing and streaming requests")->capture_default_str();
+  app.add_option("--http-threads", o.http_threads,
+                 "threads parsing and streaming requests (0 = --parallel + --max-queue + 4)")
+      ->capture_default_str();
   app.add_option("--reasoning-format", reasoning_format,
                  "chat replies: split (<think>...</think> as reasoning_content) or none (kept in content)")
       ->capture_default_str();
@@ -49,7 +51,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (o.scheduler.max_queued < 0) fail("--max-queue must not be negative");
   if (kv_memory_mib < 0 || kv_memory_mib > (int64_t{1} << 30)) fail("--kv-memory must be between 0 and 2^30 MiB");
   if (max_body_kib < 1 || max_body_kib > (int64_t{1} << 20)) fail("--max-body must be between 1 and 2^20 KiB");
-  if (o.http_threads < 1 || o.http_threads > 1024) fail("--http-threads must be between 1 and 1024");
+  if (o.http_threads < 0 || o.http_threads > 4096) fail("--http-threads must be between 0 and 4096");
   if (o.defaults.max_tokens < 0) fail("-n must be >= 0");
   if (reasoning_format != "split" && reasoning_format != "none")
     fail("--reasoning-format '", reasoning_format, "' must be split or none");

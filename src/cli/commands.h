@@ -12,6 +12,7 @@ int cmd_info(const std::vector<std::string>& args);
 int cmd_tokenize(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_serve(const std::vector<std::string>& args);
+int cmd_bench_serve(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_logits(const std::vector<std::string>& args);      // dev: logits for given tokens
 int cmd_make_model(const std::vector<std::string>& args);  // random-weight models

@@ -121,8 +121,13 @@ std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_pro
     }
     messages.push_back(chat_message(role->get<std::string>(), text));
   }
+  nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();
+  if (const json* k = field(body, "chat_template_kwargs")) {
+    if (!k->is_object()) bad("chat_template_kwargs", "must be an object");
+    for (auto it = k->begin(); it != k->end(); ++it) kwargs[it.key()] = it.value();
+  }
   try {
-    *text_out = chat_prompt.render(messages, /*add_generation_prompt=*/true);
+    *text_out = chat_prompt.render(messages, /*add_generation_prompt=*/true, kwargs);
     return chat_prompt.tokenize(*text_out);
   } catch (const Error& e) {
     throw ApiError(400, e.what(), "messages");
@@ -171,6 +176,7 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
   max_tokens = integer(body, "max_completion_tokens", max_tokens, 0, limit);
   r.options.n_predict = max_tokens;
   r.options.stop = stop_list(body);
+  r.options.stop_at_eog = !boolean(body, "ignore_eos", false);  // llama-server's field, for benchmarks
 
   r.sampling.temperature = static_cast<float>(number(body, "temperature", 1.0, 0, 2));
   r.sampling.top_p = static_cast<float>(number(body, "top_p", 1.0, 0, 1));

@@ -93,7 +93,10 @@ Server::~Server() { stop(); }
 
 void Server::routes() {
   httplib::Server& h = *http_;
-  h.new_task_queue = [n = options_.http_threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+  const int http_threads = options_.http_threads > 0
+                               ? options_.http_threads
+                               : options_.scheduler.parallel + options_.scheduler.max_queued + 4;
+  h.new_task_queue = [n = http_threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
   h.set_payload_max_length(options_.max_body_bytes);
   // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): 16 clients
   // connecting at once overflowed it and a dropped handshake now and then reached a client as a

@@ -30,7 +30,9 @@ struct ServerOptions {
   int port = 8080;                // 0: any free port (see port())
   std::string api_key;            // non-empty: /v1/* need "Authorization: Bearer KEY"
   size_t max_body_bytes = 1 << 20;
-  int http_threads = 8;
+  // HTTP threads; 0 = parallel + max_queued + 4. Every streaming or waiting request holds one,
+  // so fewer than that starve /metrics and /health while the server is full.
+  int http_threads = 0;
   int threads = 0;                // inference threads (0 = all cores)
   SchedulerOptions scheduler;
   RequestDefaults defaults;

@@ -344,6 +344,28 @@ TEST_F(ServerTest, ReasoningComesApartFromTheAnswer) {
   EXPECT_FALSE(j["choices"][0]["message"].contains("reasoning_content"));
 }
 
+// chat_template_kwargs reach the template as variables (Qwen3's enable_thinking).
+TEST_F(ServerTest, ChatTemplateKwargsAreTemplateVariables) {
+  const std::string tpl = ::testing::TempDir() + "/kwargs.jinja";
+  {
+    std::ofstream f(tpl);
+    f << "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+         "{% if enable_thinking is defined and not enable_thinking %} without thinking{% endif %}";
+  }
+  ServerOptions o;
+  o.chat.template_path = tpl;
+  auto s = start(o);
+  const json msgs = json::array({{{"role", "user"}, {"content", "Once upon a time"}}});
+  const json plain = json::parse(post(*s, "/v1/chat/completions", {{"messages", msgs}, {"max_tokens", 1}})->body);
+  const json off = json::parse(post(*s, "/v1/chat/completions",
+                                    {{"messages", msgs}, {"max_tokens", 1},
+                                     {"chat_template_kwargs", {{"enable_thinking", false}}}})
+                                   ->body);
+  EXPECT_EQ(plain["usage"]["prompt_tokens"], static_cast<int64_t>(ids("Once upon a time").size()));
+  EXPECT_EQ(off["usage"]["prompt_tokens"], static_cast<int64_t>(ids("Once upon a time without thinking").size()));
+  EXPECT_EQ(post(*s, "/v1/chat/completions", {{"messages", msgs}, {"chat_template_kwargs", 3}})->status, 400);
+}
+
 TEST_F(ServerTest, ModelsAndHealth) {
   auto s = start();
   httplib::Client c("127.0.0.1", s->port());
