@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages triattn needs, only those missing. Safe to run repeatedly.
+# --test-clients: also what the client tests need (Chromium, and the npm packages of
+# tests/clients from its lockfile); scripts/test.sh asks for them, the demo does not.
 set -euo pipefail
+with_clients=0
+[ "${1:-}" = "--test-clients" ] && with_clients=1
 pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-      libcli11-dev libpcre2-dev libcpp-httplib-dev libssl-dev python3-numpy chromium)
+      libcli11-dev libpcre2-dev libcpp-httplib-dev libssl-dev python3-numpy)
+((with_clients)) && pkgs+=(chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -15,15 +20,17 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# Node.js packages of the client tests, exactly as tests/clients/package-lock.json pins
-# them (npm ci). Node and npm come with the machine; Debian's packages otherwise.
-root="$(cd "$(dirname "$0")/.." && pwd)"
-if ! command -v npm >/dev/null 2>&1; then
+# Node runs the client tests (CMake looks for it); it comes with npm on the machine.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
 fi
+((with_clients)) || exit 0
+# Node.js packages of the client tests, exactly as tests/clients/package-lock.json pins
+# them (npm ci). Node and npm come with the machine; Debian's packages otherwise.
+root="$(cd "$(dirname "$0")/.." && pwd)"
 lock="$root/tests/clients/package-lock.json"
 stamp="$root/tests/clients/node_modules/.package-lock.json"
 if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
