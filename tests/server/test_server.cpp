@@ -238,13 +238,18 @@ TEST_F(ServerTest, AFullQueueAnswers503WithRetryAfter) {
   EXPECT_EQ(r->get_header_value("Retry-After"), "1");
 }
 
-// 16 clients x 8 requests at once, 4 running: no 5xx, every greedy reply (streamed or not)
-// is the one served alone.
+// 16 clients x 8 requests at once, 4 running: no 5xx, every greedy reply (completion or chat,
+// streamed or not) is the one served alone.
 TEST_F(ServerTest, ConcurrentClientsGetTheirOwnReplies) {
   auto s = start();
   const std::vector<std::string> prompts = {"Once upon a time,", "The dog", "Lily and Tom", "A big red ball"};
-  std::vector<std::string> expect;
-  for (const auto& p : prompts) expect.push_back(alone(ids(p), 25));
+  std::vector<std::string> expect, expect_chat;
+  const ChatPrompt cp(model_->tokenizer(), kModel, {}, nullptr);
+  for (const auto& p : prompts) {
+    expect.push_back(alone(ids(p), 25));
+    nlohmann::ordered_json m = nlohmann::ordered_json::array({chat_message("user", p)});
+    expect_chat.push_back(alone(cp.tokenize(cp.render(m, true)), 25));
+  }
   std::atomic<int> wrong{0}, errors{0};
   std::mutex first_error_mu;
   std::string first_error;
@@ -253,8 +258,15 @@ TEST_F(ServerTest, ConcurrentClientsGetTheirOwnReplies) {
     clients.emplace_back([&, c] {
       for (int k = 0; k < 8; ++k) {
         const size_t i = static_cast<size_t>(c + k) % prompts.size();
-        const auto r = post(*s, "/v1/completions",
-                            {{"prompt", prompts[i]}, {"max_tokens", 25}, {"temperature", 0}, {"stream", (c % 2) == 1}});
+        // Every other request of the non-streaming clients is a chat (templates render on the
+        // HTTP threads at once).
+        const bool chat = c % 2 == 0 && k % 2 == 1;
+        const auto r = chat ? post(*s, "/v1/chat/completions",
+                                   {{"messages", json::array({{{"role", "user"}, {"content", prompts[i]}}})},
+                                    {"max_tokens", 25}, {"temperature", 0}})
+                            : post(*s, "/v1/completions",
+                                   {{"prompt", prompts[i]}, {"max_tokens", 25}, {"temperature", 0},
+                                    {"stream", (c % 2) == 1}});
         if (!r || r->status != 200) {
           if (errors++ == 0) {
             std::lock_guard<std::mutex> lock(first_error_mu);
@@ -266,10 +278,12 @@ TEST_F(ServerTest, ConcurrentClientsGetTheirOwnReplies) {
         if (c % 2 == 1) {
           for (const json& e : events(r->body))
             if (e.is_object()) text += e["choices"][0]["text"].get<std::string>();
+        } else if (chat) {
+          text = json::parse(r->body)["choices"][0]["message"]["content"];
         } else {
           text = json::parse(r->body)["choices"][0]["text"];
         }
-        if (text != expect[i]) ++wrong;
+        if (text != (chat ? expect_chat[i] : expect[i])) ++wrong;
       }
     });
   for (auto& t : clients) t.join();
