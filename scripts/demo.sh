@@ -5,13 +5,13 @@
 # Extra arguments go to `triattn generate` (e.g. -n 400, --kv-budget 128, --json).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/build.sh" --target triattn
+"$root/scripts/build.sh" --target triattn >&2  # stdout is the generation only (--json parses)
 bin="$root/build/triattn"
 model="${TRIATTN_DEMO_MODEL:-$root/../shared/models/tinystories-656k}"
 stats="$root/build/demo/$(basename "$model").stats.safetensors"
 if [ ! -f "$stats" ]; then
   mkdir -p "$(dirname "$stats")"
-  "$bin" calibrate -m "$model" --input "$root/tests/data/calibration_stories.txt" -o "$stats"
+  "$bin" calibrate -m "$model" --input "$root/tests/data/calibration_stories.txt" -o "$stats" >&2
 fi
 # A small budget so that a 200-token story is compressed several times: the cache is cut
 # back to 64 tokens per (layer, KV head) whenever it would pass 64 + 32.
