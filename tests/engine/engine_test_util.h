@@ -23,10 +23,11 @@ struct Generation {
   RunStats stats;
 };
 
-inline Generation greedy_generate(const Model& m, const KvSettings& kv, const std::vector<int32_t>& prompt, int64_t n,
-                                  ThreadPool* pool) {
-  PolicyFactory policies(m, kv);
-  Sequence seq(m, policies);
+// n tokens greedily (end-of-generation ignored) on a fresh sequence of `policies`; notices
+// go to `notices` when given.
+inline GenerateResult greedy_run(const Model& m, const PolicyFactory& policies, const std::vector<int32_t>& prompt,
+                                 int64_t n, ThreadPool* pool, NoticeFn notices = nullptr) {
+  Sequence seq(m, policies, std::move(notices));
   Forward fwd(m, pool);
   SamplerParams sp;
   sp.temperature = 0;
@@ -34,7 +35,13 @@ inline Generation greedy_generate(const Model& m, const KvSettings& kv, const st
   GenerateOptions opt;
   opt.n_predict = n;
   opt.stop_at_eog = false;
-  GenerateResult r = generate(m, fwd, seq, prompt, opt, sampler);
+  return generate(m, fwd, seq, prompt, opt, sampler);
+}
+
+inline Generation greedy_generate(const Model& m, const KvSettings& kv, const std::vector<int32_t>& prompt, int64_t n,
+                                  ThreadPool* pool) {
+  PolicyFactory policies(m, kv);
+  GenerateResult r = greedy_run(m, policies, prompt, n, pool);
   return {r.tokens, r.stats};
 }
 

@@ -53,15 +53,7 @@ class SchedulerTest : public ::testing::Test {
     return r;
   }
   static GenerateResult alone(const std::vector<int32_t>& p, int64_t n, const PolicyFactory& f) {
-    Sequence seq(*model_, f);
-    Forward fwd(*model_, pool_.get());
-    SamplerParams sp;
-    sp.temperature = 0;
-    Sampler sampler(sp);
-    GenerateOptions opt;
-    opt.n_predict = n;
-    opt.stop_at_eog = false;
-    return generate(*model_, fwd, seq, p, opt, sampler);
+    return test::greedy_run(*model_, f, p, n, pool_.get());
   }
   static inline std::shared_ptr<const Model> model_;
   static inline std::unique_ptr<ThreadPool> pool_;

@@ -32,17 +32,10 @@ class SequenceContext : public ::testing::Test {
   }
   static GenerateResult run(const KvSettings& kv, int64_t prompt_len, int64_t n, std::vector<std::string>* notes) {
     PolicyFactory policies(*model_, kv);
-    Sequence seq(*model_, policies, [notes](const std::string& t) { notes->push_back(t); });
-    Forward fwd(*model_, pool_.get());
-    SamplerParams sp;
-    sp.temperature = 0;
-    Sampler sampler(sp);
-    GenerateOptions opt;
-    opt.n_predict = n;
-    opt.stop_at_eog = false;
     std::vector<int32_t> prompt(static_cast<size_t>(prompt_len), 80);
     prompt[0] = 1;
-    return generate(*model_, fwd, seq, prompt, opt, sampler);
+    return test::greedy_run(*model_, policies, prompt, n, pool_.get(),
+                            [notes](const std::string& t) { notes->push_back(t); });
   }
   static inline std::shared_ptr<const Model> model_;
   static inline std::unique_ptr<ThreadPool> pool_;
