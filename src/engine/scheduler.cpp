@@ -26,10 +26,14 @@ Scheduler::Scheduler(const Model& model, Forward& forward, const SchedulerOption
 Scheduler::~Scheduler() = default;
 
 size_t Scheduler::reservation_bytes(const Request& request) const {
+  return reservation_bytes(request, request.policies->memory_bound(static_cast<int64_t>(request.prompt.size())));
+}
+
+size_t Scheduler::reservation_bytes(const Request& request, int64_t bound) const {
   const ModelConfig& c = model_.config();
   const PolicyFactory& p = *request.policies;
   const int64_t prompt = static_cast<int64_t>(request.prompt.size());
-  int64_t tokens = p.memory_bound(prompt);
+  int64_t tokens = bound;
   if (tokens == 0) {  // unbounded: everything the request can reach, capped by the context
     tokens = prompt + std::max<int64_t>(0, request.options.n_predict);
     if (p.context_limit() > 0) tokens = std::min(tokens, p.context_limit());
@@ -44,13 +48,15 @@ SubmitResult Scheduler::submit(Request request) {
   validate(request.sampling);
   const PolicyFactory& p = *request.policies;
   const int64_t prompt = static_cast<int64_t>(request.prompt.size());
-  if (p.memory_bound(prompt) == 0 && p.context_limit() > 0 && prompt > p.context_limit())
+  // The policy's bound, computed once (it builds a policy instance).
+  const int64_t bound = p.memory_bound(prompt);
+  if (bound == 0 && p.context_limit() > 0 && prompt > p.context_limit())
     fail("the prompt has ", prompt, " tokens, more than the context of ", p.context_limit(), " the '",
          p.settings().policy, "' policy can hold: shorten it, or use a compressing KV policy");
   for (int32_t id : request.prompt)
     if (id < 0 || id >= model_.config().vocab_size) fail("token id ", id, " is outside the vocabulary");
   SubmitResult r;
-  r.kv_bytes = reservation_bytes(request);
+  r.kv_bytes = reservation_bytes(request, bound);
   if (options_.kv_memory_bytes > 0 && r.kv_bytes > options_.kv_memory_bytes) {
     r.status = SubmitResult::Status::TooLarge;
     r.reason = "the request needs " + std::to_string(r.kv_bytes) + " bytes of KV cache, more than the whole pool (" +

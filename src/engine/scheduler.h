@@ -95,6 +95,8 @@ class Scheduler {
     Request request;
     size_t kv_bytes;
   };
+  // With the policy's bound for this prompt already computed.
+  size_t reservation_bytes(const Request& request, int64_t bound) const;
   void admit();
   void finish(Running& r);
 
