@@ -38,7 +38,10 @@ test("a typed message gets a streamed reply with its KV figures", async () => {
                              null, { timeout: 30000 });
   const answer = await page.textContent(".msg.assistant .answer");
   assert.ok(answer.length > 0, "the reply has text");
-  assert.match(await page.textContent(".figures"), /^24 tokens/);
+  // The page samples at the server's default temperature (1): the reply may end before the
+  // 24-token cap, never after it.
+  const n = Number((await page.textContent(".figures")).match(/^(\d+) tokens/)[1]);
+  assert.ok(n >= 1 && n <= 24, `reply of ${n} tokens`);
   // A second turn sends the whole conversation.
   await page.fill("#input", "And then?");
   await page.press("#input", "Enter");
