@@ -269,7 +269,7 @@ int cmd_bench(const std::vector<std::string>& args) {
           {"kv_budget", s.params.budget},
           {"divide_length", s.params.divide_length},
           {"window", s.params.window},
-          {"pruning_mode", std::string(pruning_mode_name(s.params.mode))},
+          {"pruning_mode", std::string(pruning_mode_name(resolve_policy_params(s.policy, s.params).mode))},
           {"synthetic_depth", true},
           {"synthetic_sample_tokens", filler.sample_tokens()},
           {"calibration", calibration}}},
@@ -284,7 +284,7 @@ int cmd_bench(const std::vector<std::string>& args) {
               cpu_model_name().c_str(), pool.size(), probe.best_gbs, probe.bytes >> 20, probe.runs);
   std::printf("settings  KV %s, B=%lld, beta=%lld, W=%lld, %s; calibration: %s\n", kv.cache_type.c_str(),
               static_cast<long long>(s.params.budget), static_cast<long long>(s.params.divide_length),
-              static_cast<long long>(s.params.window), std::string(pruning_mode_name(s.params.mode)).c_str(),
+              static_cast<long long>(s.params.window), std::string(pruning_mode_name(resolve_policy_params(s.policy, s.params).mode)).c_str(),
               calibration.c_str());
   std::printf("          pp%lld from an empty cache; tg%lld after the cache holds `depth` tokens of synthetic KV\n"
               "          (sampled from a real %lld-token prefill, pruned by the policy as a real prefill would be);\n"

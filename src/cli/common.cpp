@@ -51,10 +51,17 @@ void add_threads_option(CLI::App& app, int& threads) {
 
 void add_kv_options(CLI::App& app, KvOptions& kv) {
   KvSettings& s = kv.settings;
-  kv.pruning_mode = std::string(pruning_mode_name(s.params.mode));
+  // Unset sink and mode mean each policy's own default (PolicyInfo; `triattn policies`).
+  if (s.params.mode) kv.pruning_mode = std::string(pruning_mode_name(*s.params.mode));
+  const auto shared = [](const char* flag) {
+    for (const PolicyParamInfo& p : kv_shared_params())
+      if (p.flag == flag) return p.default_value;
+    return std::string();
+  };
   std::string policies;
   for (const PolicyInfo& p : kv_policy_list()) policies += (policies.empty() ? "" : ", ") + p.name;
-  app.add_option("--kv-policy", s.policy, "KV cache policy: " + policies)->capture_default_str();
+  app.add_option("--kv-policy", s.policy, "KV cache policy: " + policies + " (`triattn policies` describes them)")
+      ->capture_default_str();
   app.add_option("--kv-budget", s.params.budget, "B: tokens kept per (layer, KV head) [TRIATTN_RUNTIME_KV_BUDGET]")
       ->capture_default_str();
   app.add_option("--divide-length", s.params.divide_length,
@@ -62,11 +69,22 @@ void add_kv_options(CLI::App& app, KvOptions& kv) {
       ->capture_default_str();
   app.add_option("--window", s.params.window, "W: most recent tokens always kept [TRIATTN_RUNTIME_WINDOW_SIZE]")
       ->capture_default_str();
-  app.add_option("--sink", s.params.sink, "S: first tokens always kept")->capture_default_str();
+  app.add_option("--sink", s.params.sink, "S: first tokens always kept (default: " + shared("--sink") + ")");
   app.add_flag("--protect-prompt", s.params.protect_prompt, "never evict prompt tokens");
   app.add_option("--pruning-mode", kv.pruning_mode,
-                 "per_head, per_layer_per_head, per_layer or global [TRIATTN_RUNTIME_PRUNING_MODE]")
+                 pruning_mode_names() + " (default: " + shared("--pruning-mode") +
+                     "; full and streaming ignore it) [TRIATTN_RUNTIME_PRUNING_MODE]");
+  // The baselines' own knobs (PolicyInfo::params).
+  app.add_option("--obs-window", s.params.obs_window, "snapkv, rkv: w, the last queries whose attention scores the cache")
       ->capture_default_str();
+  app.add_option("--pool-kernel", s.params.pool_kernel, "snapkv, rkv: max-pooling width (odd) over neighbouring keys")
+      ->capture_default_str();
+  app.add_option("--rkv-lambda", s.params.rkv_lambda, "rkv: lambda, the weight of importance against redundancy")
+      ->capture_default_str();
+  app.add_option("--rkv-threshold", s.params.rkv_threshold,
+                 "rkv: cosine similarity above which two keys count as redundant")
+      ->capture_default_str();
+  app.add_option("--kv-seed", s.params.seed, "random: the seed of the eviction draw")->capture_default_str();
   app.add_option("--stats", s.stats_path,
                  "TriAttention statistics (from `triattn calibrate`) [TRIATTN_RUNTIME_SPARSE_STATS_PATH]")
       ->capture_default_str();
@@ -79,9 +97,11 @@ void add_kv_options(CLI::App& app, KvOptions& kv) {
 }
 
 void finish_kv_options(const CLI::App& app, KvOptions& kv) {
-  auto mode = pruning_mode_from_name(kv.pruning_mode);
-  if (!mode) fail("--pruning-mode '", kv.pruning_mode, "' is not one of ", pruning_mode_names());
-  kv.settings.params.mode = *mode;
+  if (!kv.pruning_mode.empty()) {  // empty: the policy's default (or TRIATTN_RUNTIME_PRUNING_MODE)
+    auto mode = pruning_mode_from_name(kv.pruning_mode);
+    if (!mode) fail("--pruning-mode '", kv.pruning_mode, "' is not one of ", pruning_mode_names());
+    kv.settings.params.mode = *mode;
+  }
   apply_kv_environment(kv.settings, [&](const char* flag) { return app.count(flag) > 0; });
   kv.settings.cache_type = parse_kv_type(kv.cache_type);
   if (kv.settings.prefill_chunk <= 0 || kv.settings.prefill_chunk > kMaxBudgetTokens)

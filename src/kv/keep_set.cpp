@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 
@@ -13,7 +14,7 @@ KeepRules keep_rules(const PolicyParams& params, const SequenceInfo& seq) {
   r.budget = params.budget;
   // A window as large as the budget would leave no slot for the score to decide anything.
   r.window = std::clamp<int64_t>(params.window, 0, params.budget - 1);
-  r.sink = std::max<int64_t>(params.sink, 0);
+  r.sink = std::max<int64_t>(params.sink.value_or(0), 0);
   r.protect_below = params.protect_prompt ? std::max<int64_t>(seq.prompt_len, 0) : 0;
   return r;
 }
@@ -26,9 +27,10 @@ void validate_budget_params(const PolicyParams& p) {
   check("KV budget (--kv-budget)", p.budget, 1);
   check("divide length (--divide-length)", p.divide_length, 1);
   check("window (--window)", p.window, 0);
-  check("sink (--sink)", p.sink, 0);
-  if (p.sink >= p.budget)
-    fail("sink (--sink) ", p.sink, " must be smaller than the KV budget (--kv-budget) ", p.budget,
+  const int64_t sink = p.sink.value_or(0);
+  check("sink (--sink)", sink, 0);
+  if (sink >= p.budget)
+    fail("sink (--sink) ", sink, " must be smaller than the KV budget (--kv-budget) ", p.budget,
          ": sink tokens are always kept, so the budget would have no room left to select");
 }
 
@@ -81,6 +83,97 @@ std::vector<int32_t> select_keep(const StreamSplit& split, std::span<const float
   }
   std::sort(keep.begin(), keep.end());
   return keep;
+}
+
+std::vector<int32_t> keep_most_recent(const StreamSplit& split, int64_t budget) {
+  const int64_t n_cand = static_cast<int64_t>(split.candidates.size());
+  const int64_t slots = std::clamp<int64_t>(budget - static_cast<int64_t>(split.protected_rows.size()), 0, n_cand);
+  std::vector<int32_t> keep = split.protected_rows;
+  keep.insert(keep.end(), split.candidates.end() - slots, split.candidates.end());
+  std::sort(keep.begin(), keep.end());
+  return keep;
+}
+
+std::span<const int32_t> stream_positions(const KvCache& cache, int layer, int head) {
+  return {cache.positions(layer, head), static_cast<size_t>(cache.size(layer, head))};
+}
+
+namespace {
+
+// One keep set for the streams in `members` (which must hold the same tokens): a candidate's
+// score is the max over each consecutive run of `run` members (the heads of one layer), then
+// the mean over the runs (the layers).
+void select_shared(const KvCache& cache, const std::vector<int>& members, int run, const KeepRules& rules,
+                   const std::vector<StreamSplit>& splits, const std::vector<std::vector<float>>& scores,
+                   PruningMode mode, std::string_view policy, KeepPlan& plan) {
+  const int H = cache.shape().n_kv_heads;
+  const int first = members.front();
+  const auto pos0 = stream_positions(cache, first / H, first % H);
+  for (int s : members) {
+    const auto pos = stream_positions(cache, s / H, s % H);
+    if (pos.size() != pos0.size() || !std::equal(pos.begin(), pos.end(), pos0.begin()))
+      fail(policy, ": pruning mode ", pruning_mode_name(mode),
+           " shares one keep set across streams, but the cache's streams hold different tokens "
+           "(was the cache pruned with another mode?)");
+  }
+  const size_t n = scores[first].size();
+  const int n_runs = static_cast<int>(members.size()) / run;
+  std::vector<float> agg(n, 0.0f), run_max(n);
+  for (int r = 0; r < n_runs; ++r) {
+    std::fill(run_max.begin(), run_max.end(), -std::numeric_limits<float>::infinity());
+    for (int m = r * run; m < (r + 1) * run; ++m) {
+      const auto& z = scores[members[m]];
+      for (size_t i = 0; i < n; ++i) run_max[i] = std::max(run_max[i], z[i]);
+    }
+    for (size_t i = 0; i < n; ++i) agg[i] += run_max[i];
+  }
+  for (size_t i = 0; i < n; ++i) agg[i] /= static_cast<float>(n_runs);
+  const auto keep = select_keep(splits[first], agg, pos0, rules.budget);
+  for (int s : members) plan.keep[s] = keep;
+}
+
+}  // namespace
+
+KeepPlan select_by_mode(const KvCache& cache, PruningMode mode, const KeepRules& rules,
+                        const std::vector<StreamSplit>& splits, const std::vector<std::vector<float>>& scores,
+                        std::string_view policy) {
+  const int L = cache.shape().n_layers, H = cache.shape().n_kv_heads;
+  if (splits.size() != static_cast<size_t>(cache.n_streams()) || scores.size() != splits.size())
+    fail("select_by_mode: ", splits.size(), " splits and ", scores.size(), " score lists for ", cache.n_streams(),
+         " streams");
+  KeepPlan plan;
+  plan.keep.resize(splits.size());
+  switch (mode) {
+    case PruningMode::PerLayerPerHead:
+      for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h) {
+          const int s = cache.stream_index(l, h);
+          plan.keep[s] = select_keep(splits[s], scores[s], stream_positions(cache, l, h), rules.budget);
+        }
+      break;
+    case PruningMode::PerHead:  // one set per KV-head index: mean over layers
+      for (int h = 0; h < H; ++h) {
+        std::vector<int> members;
+        for (int l = 0; l < L; ++l) members.push_back(cache.stream_index(l, h));
+        select_shared(cache, members, /*run=*/1, rules, splits, scores, mode, policy, plan);
+      }
+      break;
+    case PruningMode::PerLayer:  // one set per layer: max over that layer's heads
+      for (int l = 0; l < L; ++l) {
+        std::vector<int> members;
+        for (int h = 0; h < H; ++h) members.push_back(cache.stream_index(l, h));
+        select_shared(cache, members, /*run=*/H, rules, splits, scores, mode, policy, plan);
+      }
+      break;
+    case PruningMode::Global: {  // mean over layers of the max over heads
+      std::vector<int> members;
+      for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h) members.push_back(cache.stream_index(l, h));
+      select_shared(cache, members, /*run=*/H, rules, splits, scores, mode, policy, plan);
+      break;
+    }
+  }
+  return plan;
 }
 
 KeepPlan uniform_plan(int n_streams, const std::vector<int32_t>& keep) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "kv/policy.h"
@@ -54,6 +55,25 @@ StreamSplit split_stream(std::span<const int32_t> pos, const KeepRules& rules);
 // scores keep the older token (lower position); NaN scores rank below every number.
 std::vector<int32_t> select_keep(const StreamSplit& split, std::span<const float> scores,
                                  std::span<const int32_t> pos, int64_t budget);
+
+// Every protected row plus the most recent max(0, budget - |protected|) candidates (the
+// recency rule of StreamingLLM, exact at any position, where a float score would round).
+std::vector<int32_t> keep_most_recent(const StreamSplit& split, int64_t budget);
+
+// The stream's positions as a span (rows in token order).
+std::span<const int32_t> stream_positions(const KvCache& cache, int layer, int head);
+
+// The keep plan of one pruning event in `mode` (DESIGN §1 "Pruning modes"), from every
+// stream's split and its candidates' scores (scores[s][i] belongs to splits[s].candidates[i],
+// stream s = cache.stream_index(l, h); higher keeps). Streams that share a keep set must hold
+// the same tokens (else Error naming `policy`); a shared candidate's score is
+//   per_head:  the mean over layers of its score (one set per KV-head index),
+//   per_layer: the max over the layer's KV heads (one set per layer),
+//   global:    the mean over layers of the max over each layer's heads (one set).
+// per_layer_per_head selects every stream on its own.
+KeepPlan select_by_mode(const KvCache& cache, PruningMode mode, const KeepRules& rules,
+                        const std::vector<StreamSplit>& splits, const std::vector<std::vector<float>>& scores,
+                        std::string_view policy);
 
 // A plan that keeps `keep` in every stream.
 KeepPlan uniform_plan(int n_streams, const std::vector<int32_t>& keep);

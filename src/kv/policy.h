@@ -37,12 +37,25 @@ struct PolicyParams {
   int64_t budget = 2048;         // B: tokens kept per (layer, KV head) after a pruning event
   int64_t divide_length = 128;   // β: prune when the cache would exceed B + β
   int64_t window = 128;          // W: most recent tokens always kept (clamped to B-1)
-  int64_t sink = 0;              // S: first tokens always kept
+  // S: first tokens always kept. Unset: the policy's default (PolicyInfo::default_sink:
+  // 4 for streaming, 0 for the others); make_kv_policy fills it in.
+  std::optional<int64_t> sink;
   bool protect_prompt = false;   // keep every prompt token
-  PruningMode mode = PruningMode::PerHead;
+  // Which streams share a keep set. Unset: the policy's default (PolicyInfo::default_mode:
+  // per_head for triattention, per_layer_per_head for the baselines, as published).
+  std::optional<PruningMode> mode;
   int max_offset_log2 = 16;      // D = {1, 2, 4, ..., 2^max_offset_log2}
-  uint64_t seed = 0;             // for the random baseline
+  uint64_t seed = 0;             // random: the draw (same seed, same keep sets)
+  // The baselines' own knobs (PolicyInfo::params says which policy reads which).
+  int64_t obs_window = 32;       // snapkv, rkv: w, the last queries whose attention scores the cache
+  int64_t pool_kernel = 7;       // snapkv, rkv: max-pooling width over neighbouring candidates (odd)
+  double rkv_lambda = 0.1;       // rkv: λ in λ·importance − (1−λ)·redundancy
+  double rkv_threshold = 0.5;    // rkv: cosine similarity above which two keys count as redundant
   std::shared_ptr<const HeadStats> stats;  // triattention
+
+  // Same knobs (statistics compared by identity): two sequences may then share a cache
+  // (the server's conversation reuse). Defaulted, so a new knob takes part by itself.
+  friend bool operator==(const PolicyParams&, const PolicyParams&) = default;
 };
 
 struct SequenceInfo {
@@ -60,6 +73,11 @@ class KvPolicy {
   virtual ~KvPolicy() = default;
   virtual std::string_view name() const = 0;
   virtual unsigned needs() const { return kNeedNothing; }
+  // A copy carrying this instance's observations and state, for a sequence forked from this
+  // one (the choices of an `n` > 1 request share one prefill). Every built-in policy has one;
+  // null (an out-of-tree policy without it): Sequence::fork builds a fresh instance when the
+  // policy keeps no observations (needs() == kNeedNothing) and refuses otherwise.
+  virtual std::unique_ptr<KvPolicy> clone() const { return nullptr; }
   // Most tokens the engine may append in one step (prefill chunk size); 0 = no limit.
   virtual int64_t max_append() const { return 0; }
   // The most tokens per stream this policy lets the cache hold for this sequence (B + β,
@@ -74,8 +92,18 @@ class KvPolicy {
   // Observation hooks; the engine calls them only when needs() asks.
   // weights: softmax attention of query head `q_head` of `layer` over the rows of the
   // stream (layer, q_head / group) in cache order.
+  // Both are called for every token the forward pass feeds (a prefill chunk's tokens in
+  // order, after the whole chunk was appended), for every query head of every layer.
   virtual void observe_attention(int layer, int q_head, const float* weights, int64_t n_keys) {}
-  virtual void observe_query(int layer, int q_head, const float* q_rotated) {}
+  // q_rotated: head_dim floats, the post-RoPE query of the token at absolute position `pos`.
+  virtual void observe_query(int layer, int q_head, int32_t pos, const float* q_rotated) {}
+};
+
+// One knob of a policy beyond the shared budget rules, as `triattn policies` and --help show it.
+struct PolicyParamInfo {
+  std::string flag;           // "--obs-window"
+  std::string default_value;  // "32"
+  std::string description;
 };
 
 struct PolicyInfo {
@@ -83,15 +111,34 @@ struct PolicyInfo {
   std::string description;
   bool needs_stats = false;
   bool prunes = false;  // takes the budget knobs (B, β, W, S), checked before anything else
+  unsigned needs = kNeedNothing;  // what the forward pass reports to it (= KvPolicy::needs())
+  // The pruning mode used when PolicyParams::mode is unset; meaningless when !mode_applies.
+  PruningMode default_mode = PruningMode::PerLayerPerHead;
+  // False where --pruning-mode changes nothing (full never evicts; streaming keeps the same
+  // positions in every stream whatever the mode).
+  bool mode_applies = true;
+  int64_t default_sink = 0;             // S when PolicyParams::sink is unset
+  std::vector<PolicyParamInfo> params;  // its own knobs (the shared ones: kv_shared_params())
 };
 
 const std::vector<PolicyInfo>& kv_policy_list();
-// Throws Error naming the unknown policy and listing the known ones, or naming a missing
-// requirement (e.g. triattention without stats: says how to calibrate).
+// Null when no policy has this name.
+const PolicyInfo* find_kv_policy(std::string_view name);
+// The budget rules every pruning policy shares (--kv-budget, --divide-length, --window,
+// --sink, --protect-prompt, --pruning-mode), with the defaults of PolicyParams{}.
+const std::vector<PolicyParamInfo>& kv_shared_params();
+// `params` with the policy's defaults filled in where unset (sink, mode), so that sink and
+// mode have values. Throws Error for an unknown name (as make_kv_policy).
+PolicyParams resolve_policy_params(const std::string& name, const PolicyParams& params);
+// Throws Error naming the unknown policy and listing the known ones, a bad parameter (the
+// flag and its range), or a missing requirement (e.g. triattention without stats: says how
+// to calibrate). The policy receives resolve_policy_params(name, params).
 std::unique_ptr<KvPolicy> make_kv_policy(const std::string& name, const PolicyParams& params,
                                          const AttentionGeometry& geometry);
 std::optional<PruningMode> pruning_mode_from_name(std::string_view name);
 std::string_view pruning_mode_name(PruningMode mode);
+// "default" when unset (each policy's own, PolicyInfo::default_mode).
+std::string_view pruning_mode_name(std::optional<PruningMode> mode);
 // "per_head, per_layer_per_head, per_layer, global" (for help texts and error messages).
 std::string pruning_mode_names();
 

@@ -166,7 +166,7 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
             attend_run(t, t + 1, kvh, want_weights ? weights_.data() : nullptr);
             for (int g = 0; g < group; ++g) {
               const int h = kvh * group + g;
-              if (needs & kNeedQueries) pol->observe_query(l, h, &q_[t * Q + h * d]);
+              if (needs & kNeedQueries) pol->observe_query(l, h, pos[t], &q_[t * Q + h * d]);
               if (want_weights) pol->observe_attention(l, h, weights_.data() + g * nk, nk);
             }
           }

@@ -143,7 +143,7 @@ void apply_kv_fields(const json& body, KvSettings& kv) {
   kv.params.budget = integer(body, "kv_budget", kv.params.budget, 1, max);
   kv.params.divide_length = integer(body, "divide_length", kv.params.divide_length, 1, max);
   kv.params.window = integer(body, "window", kv.params.window, 0, max);
-  kv.params.sink = integer(body, "sink", kv.params.sink, 0, max);
+  if (field(body, "sink")) kv.params.sink = integer(body, "sink", 0, 0, max);  // absent: the server's, else the policy's
   kv.params.protect_prompt = boolean(body, "protect_prompt", kv.params.protect_prompt);
   if (const json* v = field(body, "pruning_mode")) {
     if (!v->is_string()) bad("pruning_mode", "must be a string");
