@@ -9,6 +9,24 @@
 
 namespace triattn {
 
+namespace {
+
+// Forwards every observation to the statistics, then to the caller's observer.
+class TeeObserver final : public ForwardObserver {
+ public:
+  TeeObserver(ForwardObserver& first, ForwardObserver* second) : first_(first), second_(second) {}
+  void on_pre_rope(int layer, int64_t pos0, int64_t n_tokens, const float* q, const float* k) override {
+    first_.on_pre_rope(layer, pos0, n_tokens, q, k);
+    if (second_) second_->on_pre_rope(layer, pos0, n_tokens, q, k);
+  }
+
+ private:
+  ForwardObserver& first_;
+  ForwardObserver* second_;
+};
+
+}  // namespace
+
 CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> all_tokens,
                                    const CalibrateOptions& opt) {
   const ModelConfig& c = model.config();
@@ -31,6 +49,7 @@ CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> 
   const int64_t chunk = opt.chunk;
 
   StatsAccumulator acc(c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
+  TeeObserver observer(acc, opt.also_observe);
   Forward forward(model, opt.pool);
   std::vector<std::vector<float>> logits;
   const int64_t total = static_cast<int64_t>(tokens.size());
@@ -43,7 +62,7 @@ CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> 
       item.cache = &cache;
       item.tokens = tokens.subspan(w0 + t0, std::min(chunk, wn - t0));
       item.logits = ForwardItem::Logits::None;
-      forward.run(std::span<const ForwardItem>(&item, 1), logits, &acc);
+      forward.run(std::span<const ForwardItem>(&item, 1), logits, &observer);
       if (opt.progress) opt.progress(w0 + t0 + static_cast<int64_t>(item.tokens.size()), total);
     }
     ++r.windows;

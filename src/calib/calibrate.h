@@ -14,6 +14,7 @@
 #include "calib/stats_file.h"
 #include "core/thread_pool.h"
 #include "model/model.h"
+#include "model/observer.h"
 
 namespace triattn {
 
@@ -25,6 +26,10 @@ struct CalibrateOptions {
   ThreadPool* pool = nullptr;
   // Called after every forward call with (tokens done, tokens total).
   std::function<void(int64_t, int64_t)> progress;
+  // Also sees every pre-RoPE q/k the statistics are taken from (after the statistics), so a
+  // caller that needs the vectors themselves (triattn analyze) shares this one loop. Windows
+  // show as pos0 restarting at 0.
+  ForwardObserver* also_observe = nullptr;
 };
 
 struct CalibrationResult {
