@@ -15,6 +15,7 @@ int cmd_serve(const std::vector<std::string>& args);
 int cmd_bench_serve(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_analyze(const std::vector<std::string>& args);   // Q/K concentration report
+int cmd_eval(const std::vector<std::string>& args);      // quality under eviction (ppl, agree, needle, dfs, math)
 int cmd_policies(const std::vector<std::string>& args);  // the KV policies and their parameters
 int cmd_logits(const std::vector<std::string>& args);      // dev: logits for given tokens
 int cmd_make_model(const std::vector<std::string>& args);  // random-weight models

@@ -29,6 +29,7 @@ const Command kCommands[] = {
     {"calibrate", triattn::cli::cmd_calibrate, "measure per-head query statistics for TriAttention", false},
     {"bench", triattn::cli::cmd_bench, "measure speed, KV memory and scoring overhead per KV policy and depth", false},
     {"analyze", triattn::cli::cmd_analyze, "report how concentrated a model's pre-RoPE queries and keys are", false},
+    {"eval", triattn::cli::cmd_eval, "measure quality under KV eviction: ppl, agree, needle, dfs, math", false},
     {"policies", triattn::cli::cmd_policies, "list the KV policies, their parameters and defaults", false},
     {"bench-serve", triattn::cli::cmd_bench_serve, "load a running server with concurrent requests and measure it",
      false},

@@ -1,0 +1,106 @@
+#include "eval/eval_config.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace triattn::eval {
+
+namespace {
+const PolicyInfo* find_policy(const std::string& name) {
+  for (const PolicyInfo& p : kv_policy_list())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::string known_policies() {
+  std::string s;
+  for (const PolicyInfo& p : kv_policy_list()) s += (s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+}  // namespace
+
+std::string EvalConfig::label() const { return budget > 0 ? policy + "@" + std::to_string(budget) : policy; }
+
+std::vector<std::string> parse_policies(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name.empty()) continue;
+    if (name == "all") {
+      for (const PolicyInfo& p : kv_policy_list())
+        if (std::find(out.begin(), out.end(), p.name) == out.end()) out.push_back(p.name);
+      continue;
+    }
+    if (!find_policy(name)) fail("--policies: unknown KV policy '", name, "' (known: ", known_policies(), ", or all)");
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  if (out.empty()) fail("--policies is empty (known: ", known_policies(), ", or all)");
+  return out;
+}
+
+std::vector<int64_t> check_budgets(const std::vector<int64_t>& budgets) {
+  for (int64_t b : budgets)
+    if (b < 1) fail("--budgets: every budget must be at least 1 token, got ", b);
+  return budgets;
+}
+
+std::vector<EvalConfig> make_configs(const std::vector<std::string>& policies, std::vector<int64_t> budgets) {
+  std::sort(budgets.begin(), budgets.end());
+  budgets.erase(std::unique(budgets.begin(), budgets.end()), budgets.end());
+  std::vector<EvalConfig> out{{"full", 0}};
+  for (const std::string& name : policies) {
+    const PolicyInfo* info = find_policy(name);
+    if (!info) fail("unknown KV policy '", name, "' (known: ", known_policies(), ")");
+    if (!info->prunes) {
+      if (name != "full") out.push_back({name, 0});
+      continue;
+    }
+    if (budgets.empty()) fail("policy '", name, "' evicts: give --budgets (e.g. --budgets 64,128,256)");
+    for (int64_t b : budgets) out.push_back({name, b});
+  }
+  return out;
+}
+
+ConfigFactories::ConfigFactories(const Model& model, const KvSettings& base, const std::vector<EvalConfig>& configs)
+    : configs_(configs) {
+  KvSettings shared = base;
+  if (!shared.stats_path.empty() && !shared.params.stats) {
+    KvSettings probe = shared;
+    probe.policy = "full";
+    const PolicyFactory loader(model, probe);  // loads and checks the statistics once
+    warnings_ = loader.warnings();
+    shared.params.stats = loader.settings().params.stats;
+  }
+  for (const EvalConfig& c : configs_) {
+    KvSettings s = shared;
+    s.policy = c.policy;
+    if (c.budget > 0) s.params.budget = c.budget;
+    try {
+      factories_.push_back(std::make_unique<PolicyFactory>(model, s));
+    } catch (const Error& e) {
+      fail(c.label(), ": ", e.what());
+    }
+  }
+}
+
+}  // namespace triattn::eval
+
+namespace triattn::eval {
+nlohmann::json settings_json(const KvSettings& s) {
+  nlohmann::json j;
+  j["divide_length"] = s.params.divide_length;
+  j["window"] = s.params.window;
+  j["sink"] = s.params.sink ? nlohmann::json(*s.params.sink) : nlohmann::json("policy default");
+  j["protect_prompt"] = s.params.protect_prompt;
+  j["pruning_mode"] = s.params.mode ? std::string(pruning_mode_name(*s.params.mode)) : std::string("policy default");
+  j["kv_type"] = s.cache_type == DType::F32 ? "f32" : "f16";
+  j["prefill_chunk"] = s.prefill_chunk;
+  j["stats"] = s.stats_path;
+  return j;
+}
+}  // namespace triattn::eval

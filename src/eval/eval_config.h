@@ -1,0 +1,58 @@
+#pragma once
+// The configurations one evaluation compares: every policy named in --policies at every
+// budget in --budgets, policies that never evict (full) once. Each configuration gets its
+// own PolicyFactory over shared settings (statistics loaded once), so any policy in the
+// registry (kv_policy_list) works here without changes to eval.
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/kv_setup.h"
+#include "model/model.h"
+
+namespace triattn::eval {
+
+struct EvalConfig {
+  std::string policy;
+  int64_t budget = 0;  // 0: a policy that does not prune (the budget means nothing to it)
+  bool prunes() const { return budget > 0; }
+  // "full", "triattention@128"
+  std::string label() const;
+};
+
+// "a,b,c" -> names, "all" -> every registered policy. Error naming an unknown policy and
+// listing the known ones.
+std::vector<std::string> parse_policies(const std::string& list);
+// Error unless every budget is a whole number >= 1.
+std::vector<int64_t> check_budgets(const std::vector<int64_t>& budgets);
+
+// The configurations in a fixed order: `full` first (always: it is the reference every
+// other configuration is compared with), then each policy in the order given, budgets
+// ascending. A policy that prunes needs at least one budget (Error otherwise).
+std::vector<EvalConfig> make_configs(const std::vector<std::string>& policies, std::vector<int64_t> budgets);
+
+// One PolicyFactory per configuration, sharing the statistics (loaded once from
+// base.stats_path, validated against the model). Error (from the registry) for a policy
+// that needs statistics when none were given, before any work starts.
+class ConfigFactories {
+ public:
+  ConfigFactories(const Model& model, const KvSettings& base, const std::vector<EvalConfig>& configs);
+  const PolicyFactory& at(size_t i) const { return *factories_[i]; }
+  const std::vector<EvalConfig>& configs() const { return configs_; }
+  size_t size() const { return configs_.size(); }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  std::vector<EvalConfig> configs_;
+  std::vector<std::unique_ptr<PolicyFactory>> factories_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace triattn::eval
+
+namespace triattn::eval {
+// The shared knobs of a run for results.json (divide length, window, sink and pruning mode
+// or "policy default" where unset, protect-prompt, KV type, statistics file).
+nlohmann::json settings_json(const KvSettings& s);
+}  // namespace triattn::eval

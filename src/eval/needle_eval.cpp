@@ -1,0 +1,122 @@
+#include "eval/needle_eval.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "engine/generate.h"
+#include "eval/jsonl.h"
+#include "eval/parallel_runs.h"
+#include "eval/progress.h"
+
+namespace triattn::eval {
+
+std::vector<NeedleItem> read_needles(const std::string& path) {
+  std::vector<NeedleItem> out;
+  for (const JsonlRecord& r : read_jsonl(path)) {
+    NeedleItem it;
+    it.line = r.line;
+    it.text = string_field(path, r, "text");
+    it.answer = string_field(path, r, "answer");
+    if (it.answer.empty()) fail(path, ":", r.line, ": field 'answer' is empty");
+    const size_t at = it.text.find(it.answer);
+    it.depth = at == std::string::npos ? -1 : static_cast<double>(at) / static_cast<double>(std::max<size_t>(1, it.text.size()));
+    out.push_back(std::move(it));
+  }
+  return out;
+}
+
+bool needle_correct(const std::string& continuation, const std::string& answer) {
+  const size_t start = continuation.find_first_not_of(" \t\n");
+  if (start == std::string::npos) return false;
+  return continuation.compare(start, answer.size(), answer) == 0;
+}
+
+double NeedleResult::accuracy() const {
+  if (correct.empty()) return NAN;
+  return static_cast<double>(std::count(correct.begin(), correct.end(), true)) / static_cast<double>(correct.size());
+}
+
+double NeedleResult::accuracy_in_quarter(const std::vector<NeedleItem>& items, int q) const {
+  int64_t n = 0, ok = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].depth < 0) continue;
+    if (std::min(3, static_cast<int>(items[i].depth * 4)) != q) continue;
+    ++n;
+    ok += correct[i];
+  }
+  return n ? static_cast<double>(ok) / static_cast<double>(n) : NAN;
+}
+
+std::vector<NeedleResult> run_needle(const Model& model, const ConfigFactories& configs,
+                                     const std::vector<NeedleItem>& items, int threads, bool progress) {
+  const size_t C = configs.size(), N = items.size();
+  const Tokenizer& tok = model.tokenizer();
+  std::vector<std::vector<int32_t>> prompts(N);
+  std::vector<int64_t> answer_tokens(N);
+  for (size_t i = 0; i < N; ++i) {
+    prompts[i] = tok.encode(items[i].text, tok.add_bos_default());
+    answer_tokens[i] = static_cast<int64_t>(tok.encode(items[i].answer, false).size());
+  }
+  std::vector<NeedleResult> results(C);
+  for (size_t c = 0; c < C; ++c) {
+    results[c].config = configs.configs()[c];
+    results[c].outputs.resize(N);
+    results[c].correct.resize(N);
+  }
+  Progress bar("needle", static_cast<int64_t>(C * N), progress);
+  run_parallel(&model, static_cast<int64_t>(C * N), threads, [&](int64_t job, Forward* fw) {
+    const size_t c = static_cast<size_t>(job) / N, i = static_cast<size_t>(job) % N;
+    Sequence seq(model, configs.at(c));
+    SamplerParams sp;
+    sp.temperature = 0;
+    Sampler sampler(sp);
+    GenerateOptions opt;
+    opt.n_predict = answer_tokens[i] + 4;
+    const GenerateResult g = generate(model, *fw, seq, prompts[i], opt, sampler);
+    results[c].outputs[i] = g.text;
+    results[c].correct[i] = needle_correct(g.text, items[i].answer);
+    bar.advance();
+  });
+  bar.finish();
+  return results;
+}
+
+TaskReport needle_report(const std::vector<NeedleResult>& results, const std::vector<NeedleItem>& items,
+                         const nlohmann::json& run_info) {
+  TaskReport rep;
+  rep.json = run_info;
+  rep.json["task"] = "needle";
+  rep.json["items"] = items.size();
+  rep.json["results"] = nlohmann::json::array();
+  rep.table.columns = {"policy", "budget", "accuracy", "depth 0-25%", "25-50%", "50-75%", "75-100%"};
+  std::vector<double> acc;
+  std::vector<EvalConfig> cfgs;
+  auto or_null = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
+  for (const NeedleResult& r : results) {
+    nlohmann::json samples = nlohmann::json::array(), by_depth = nlohmann::json::array();
+    for (size_t i = 0; i < items.size(); ++i)
+      samples.push_back({{"line", items[i].line}, {"answer", items[i].answer},
+                         {"depth", items[i].depth < 0 ? nlohmann::json() : nlohmann::json(items[i].depth)},
+                         {"output", r.outputs[i]}, {"correct", static_cast<bool>(r.correct[i])}});
+    std::vector<nlohmann::json> row = {r.config.policy,
+                                       r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json("-"),
+                                       r.accuracy()};
+    for (int q = 0; q < 4; ++q) {
+      by_depth.push_back(or_null(r.accuracy_in_quarter(items, q)));
+      row.push_back(or_null(r.accuracy_in_quarter(items, q)));
+    }
+    rep.json["results"].push_back({{"policy", r.config.policy},
+                                   {"budget", r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json()},
+                                   {"accuracy", r.accuracy()},
+                                   {"accuracy_by_depth_quarter", by_depth},
+                                   {"samples", samples}});
+    rep.table.rows.push_back(std::move(row));
+    acc.push_back(r.accuracy());
+    cfgs.push_back(r.config);
+  }
+  rep.plots.emplace_back("needle_vs_budget.svg", budget_plot("Needle retrieval accuracy", "exact match", cfgs, acc));
+  return rep;
+}
+
+}  // namespace triattn::eval

@@ -1,0 +1,45 @@
+#pragma once
+// `triattn eval needle --data FILE.jsonl`: retrieval of a fact planted far back in the
+// prompt. Each line is {"text": prompt, "answer": string} (other fields are kept in the
+// per-sample results). The prompt is tokenized as the model asks (BOS), prefilled in chunks
+// with pruning before each chunk (the runtime's behaviour), then continued greedily for as
+// many tokens as the answer has plus 4; a sample is correct when the continuation, leading
+// spaces dropped, begins with the answer. The answer's depth is where its first occurrence
+// sits in the prompt (0 = start, 1 = end; "absent" when the prompt does not contain it),
+// reported in quarters.
+#include <string>
+#include <vector>
+
+#include "eval/eval_config.h"
+#include "eval/report.h"
+
+namespace triattn::eval {
+
+struct NeedleItem {
+  std::string text, answer;
+  double depth = -1;  // first occurrence of the answer / prompt length; -1 when absent
+  int64_t line = 0;
+};
+
+// Error "FILE:LINE: ..." for a bad line (not an object, no "text"/"answer", empty answer).
+std::vector<NeedleItem> read_needles(const std::string& path);
+
+// True when `continuation` (leading whitespace dropped) begins with `answer`.
+bool needle_correct(const std::string& continuation, const std::string& answer);
+
+struct NeedleResult {
+  EvalConfig config;
+  std::vector<std::string> outputs;  // per item
+  std::vector<bool> correct;
+  double accuracy() const;
+  // Accuracy over the items whose depth falls in quarter q (0..3), NaN when none.
+  double accuracy_in_quarter(const std::vector<NeedleItem>& items, int q) const;
+};
+
+std::vector<NeedleResult> run_needle(const Model& model, const ConfigFactories& configs,
+                                     const std::vector<NeedleItem>& items, int threads, bool progress);
+
+TaskReport needle_report(const std::vector<NeedleResult>& results, const std::vector<NeedleItem>& items,
+                         const nlohmann::json& run_info);
+
+}  // namespace triattn::eval
