@@ -13,12 +13,12 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <regex>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/error.h"
+#include "core/http_url.h"
 
 namespace triattn::cli {
 
@@ -26,18 +26,6 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-struct Url {
-  std::string host;
-  int port = 0;
-};
-
-Url parse_url(const std::string& u) {
-  static const std::regex re(R"(^http://([^/:]+):(\d+)/?$)");
-  std::smatch m;
-  if (!std::regex_match(u, m, re)) fail("--url '", u, "' must look like http://HOST:PORT");
-  return {m[1].str(), std::stoi(m[2].str())};
-}
 
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -81,7 +69,7 @@ int cmd_bench_serve(const std::vector<std::string>& args) {
   app.add_option("--seed", seed, "seed of the random prompts")->capture_default_str();
   app.add_flag("--json", as_json, "print one JSON object");
   if (int rc = parse(app, args); rc >= 0) return rc;
-  const Url u = parse_url(url);
+  const HttpUrl u = parse_http_url(url);
   for (int c : levels)
     if (c < 1 || c > 1024) fail("--concurrency levels must be between 1 and 1024");
   if (requests_per_client < 1 || prompt_tokens < 1 || gen_tokens < 1) fail("request counts and lengths must be positive");
@@ -128,7 +116,7 @@ int cmd_bench_serve(const std::vector<std::string>& args) {
           std::string buf;
           httplib::Request req;
           req.method = "POST";
-          req.path = "/v1/completions";
+          req.path = u.api_root + "/completions";
           req.headers = h;
           req.body = body.dump();
           req.set_header("Content-Type", "application/json");

@@ -37,6 +37,11 @@ int cmd_serve(const std::vector<std::string>& args) {
   app.add_option("--http-threads", o.http_threads,
                  "threads parsing and streaming requests (0 = --parallel + --max-queue + 4)")
       ->capture_default_str();
+  int reuse_slots = -1;
+  app.add_option("--reuse-slots", reuse_slots,
+                 "finished conversations kept so the next turn continues their KV cache instead of prefilling "
+                 "again (-1 = --parallel, 0 = none); they give their pool room back to waiting requests")
+      ->capture_default_str();
   app.add_option("--reasoning-format", reasoning_format,
                  "chat replies: split (<think>...</think> as reasoning_content) or none (kept in content)")
       ->capture_default_str();
@@ -52,6 +57,8 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (kv_memory_mib < 0 || kv_memory_mib > (int64_t{1} << 30)) fail("--kv-memory must be between 0 and 2^30 MiB");
   if (max_body_kib < 1 || max_body_kib > (int64_t{1} << 20)) fail("--max-body must be between 1 and 2^20 KiB");
   if (o.http_threads < 0 || o.http_threads > 4096) fail("--http-threads must be between 0 and 4096");
+  if (reuse_slots < -1 || reuse_slots > 4096) fail("--reuse-slots must be between -1 and 4096");
+  o.scheduler.reuse_slots = reuse_slots < 0 ? o.scheduler.parallel : reuse_slots;
   if (o.defaults.max_tokens < 0) fail("-n must be >= 0");
   if (reasoning_format != "split" && reasoning_format != "none")
     fail("--reasoning-format '", reasoning_format, "' must be split or none");

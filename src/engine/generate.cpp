@@ -1,16 +1,26 @@
 #include "engine/generate.h"
 
+#include <algorithm>
+
 #include "engine/generation.h"
 
 namespace triattn {
 
 GenerateResult generate(const Model& model, Forward& forward, Sequence& seq, std::span<const int32_t> prompt,
                         const GenerateOptions& opt, Sampler& sampler, const TextCallback& on_text) {
+  // A batch of one: the scheduler's step for a single sequence (Generation checked the whole
+  // prompt against the context rule before anything is fed).
   Generation g(model, seq, prompt, opt, sampler, on_text);
+  std::vector<std::vector<float>> logits;
   while (!g.done()) {
-    const std::span<const int32_t> tokens = g.pending();
-    const std::vector<float> logits = seq.feed(tokens, forward);
-    g.fed(static_cast<int64_t>(tokens.size()), logits);
+    const std::span<const int32_t> pending = g.pending();
+    const std::span<const int32_t> tokens =
+        pending.first(std::min(pending.size(), static_cast<size_t>(seq.max_step())));
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    const ForwardItem item = seq.begin_step(tokens, g.logits_for(n), forward.pool());
+    forward.run(std::span<const ForwardItem>(&item, 1), logits);
+    seq.end_step(tokens);
+    g.fed(n, logits[0]);
   }
   return g.result();
 }

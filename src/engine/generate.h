@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/logprobs.h"
 #include "engine/run_stats.h"
 #include "engine/sampler.h"
 #include "engine/sequence.h"
@@ -22,6 +23,12 @@ struct GenerateOptions {
   // Feed every generated token, the last one too, so the cache holds the whole reply and a
   // conversation can continue from it (chat). Otherwise the last token is not fed.
   bool feed_last = false;
+  // >= 0: record each generated token's log-probability and this many most likely
+  // alternatives (GenerateResult::logprobs); -1: none.
+  int logprobs = -1;
+  // >= 0: the same for every prompt token after the first (GenerateResult::prompt_logprobs;
+  // the prefill then keeps the logits of every position, not only the last); -1: none.
+  int prompt_logprobs = -1;
 };
 
 struct GenerateResult {
@@ -35,7 +42,25 @@ struct GenerateResult {
   std::string finish_reason;
   std::string error;
   RunStats stats;
+  // Where each generated token's text begins in the decoded text, one per token: a token at
+  // or past text.size() contributed nothing that was kept (a stop string, an
+  // end-of-generation token).
+  std::vector<size_t> text_offsets;
+  std::vector<TokenLogprob> logprobs;         // one per token when GenerateOptions::logprobs >= 0
+  std::vector<TokenLogprob> prompt_logprobs;  // prompt tokens 1..n-1 when prompt_logprobs >= 0
+  // Prompt tokens the sequence already held from an earlier request and did not feed again
+  // (the scheduler's conversation reuse).
+  int64_t reused_tokens = 0;
 };
+
+// One sampled token, as it is sampled: its text offset (GenerateResult::text_offsets) and its
+// log-probabilities when they were asked for (else null).
+struct TokenEvent {
+  int32_t id = -1;
+  size_t text_offset = 0;
+  const TokenLogprob* logprob = nullptr;
+};
+using TokenCallback = std::function<void(const TokenEvent& token)>;
 
 // on_text receives decoded text as it becomes final (complete UTF-8, past any stop-string
 // prefix); returning false stops.

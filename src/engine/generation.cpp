@@ -23,12 +23,13 @@ std::vector<std::string> stop_texts(const Tokenizer& tok, const GenerateOptions&
 }  // namespace
 
 Generation::Generation(const Model& model, Sequence& seq, std::span<const int32_t> prompt,
-                       const GenerateOptions& opt, Sampler& sampler, TextCallback on_text)
+                       const GenerateOptions& opt, Sampler& sampler, TextCallback on_text, TokenCallback on_token)
     : model_(model),
       seq_(seq),
       opt_(opt),
       sampler_(sampler),
       on_text_(std::move(on_text)),
+      on_token_(std::move(on_token)),
       prompt_(prompt.begin(), prompt.end()),
       // The dummy-prefix space is dropped only for a token right after BOS (an empty prompt).
       decoder_(model.tokenizer(), !prompt.empty() && prompt.back() == model.tokenizer().bos_id()),
@@ -40,6 +41,32 @@ Generation::Generation(const Model& model, Sequence& seq, std::span<const int32_
   seq.reserve_for(seq.cache().n_processed() + static_cast<int64_t>(prompt.size()) + std::max<int64_t>(0, opt.n_predict));
 }
 
+Generation::Generation(const Generation& parent, Sequence& seq, Sampler& sampler, TextCallback on_text,
+                       TokenCallback on_token)
+    : model_(parent.model_),
+      seq_(seq),
+      opt_(parent.opt_),
+      sampler_(sampler),
+      on_text_(std::move(on_text)),
+      on_token_(std::move(on_token)),
+      prompt_(parent.prompt_),
+      prompt_fed_(parent.prompt_fed_),
+      next_(parent.next_),
+      has_next_(parent.has_next_),
+      finished_(parent.finished_),
+      quiet_(parent.quiet_),
+      decoder_(parent.decoder_),
+      decoded_bytes_(parent.decoded_bytes_),
+      stops_(parent.stops_),
+      r_(parent.r_),
+      t_start_(parent.t_start_),
+      t_decode_(parent.t_decode_) {}
+
+ForwardItem::Logits Generation::logits_for(int64_t n) const {
+  if (in_prefill() && opt_.prompt_logprobs >= 0) return ForwardItem::Logits::All;
+  return n == static_cast<int64_t>(pending().size()) ? ForwardItem::Logits::Last : ForwardItem::Logits::None;
+}
+
 std::span<const int32_t> Generation::pending() const {
   if (prompt_fed_ < prompt_.size()) return std::span<const int32_t>(prompt_).subspan(prompt_fed_);
   if (has_next_) return {&next_, 1};
@@ -48,6 +75,19 @@ std::span<const int32_t> Generation::pending() const {
 
 void Generation::fed(int64_t n, std::span<const float> logits) {
   if (in_prefill()) {
+    if (opt_.prompt_logprobs >= 0) {
+      // Row i holds the logits after prompt token prompt_fed_ + i: the distribution of the
+      // token after it. The last row of the whole prompt is the first generated token's.
+      const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
+      if (logits.size() != static_cast<size_t>(n) * vocab) fail("generation: the step returned no logits per position");
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t next = prompt_fed_ + static_cast<size_t>(i) + 1;
+        if (next < prompt_.size())
+          r_.prompt_logprobs.push_back(
+              token_logprob(logits.subspan(static_cast<size_t>(i) * vocab, vocab), prompt_[next], opt_.prompt_logprobs));
+      }
+      logits = logits.subspan(static_cast<size_t>(n - 1) * vocab, vocab);
+    }
     prompt_fed_ += static_cast<size_t>(n);
     if (in_prefill()) return;
     t_decode_ = std::chrono::steady_clock::now();
@@ -79,7 +119,10 @@ void Generation::on_logits(std::span<const float> logits) {
   }
   const int32_t id = sampler_.sample(logits, seq_.history());
   r_.tokens.push_back(id);
+  r_.text_offsets.push_back(decoded_bytes_);
+  if (opt_.logprobs >= 0) r_.logprobs.push_back(token_logprob(logits, id, opt_.logprobs));
   ++seq_.stats().generated_tokens;
+  if (on_token_) on_token_({id, decoded_bytes_, opt_.logprobs >= 0 ? &r_.logprobs.back() : nullptr});
   if (opt_.stop_at_eog && model_.tokenizer().is_eog(id)) {  // not text: never decoded
     r_.finish_reason = "stop";
     finish();
@@ -93,7 +136,9 @@ void Generation::on_logits(std::span<const float> logits) {
     next_ = id;
     has_next_ = true;
   }
-  if (!emit(stops_.push(decoder_.push(id)))) {
+  const std::string piece = decoder_.push(id);
+  decoded_bytes_ += piece.size();
+  if (!emit(stops_.push(piece))) {
     finish();
     return;
   }

@@ -21,13 +21,23 @@ class Generation {
   // seq is the sequence the prompt continues (empty for a new one: then the prompt is its
   // prompt for protect-prompt); the references must outlive this object.
   Generation(const Model& model, Sequence& seq, std::span<const int32_t> prompt, const GenerateOptions& opt,
-             Sampler& sampler, TextCallback on_text = nullptr);
+             Sampler& sampler, TextCallback on_text = nullptr, TokenCallback on_token = nullptr);
+  // Another choice of the same request (n > 1): a copy of `parent`'s state on `seq`, a fork of
+  // parent's sequence taken where parent stands (before parent's fed() of the step that
+  // completes the prompt, so both sample their first token from the same logits), with its
+  // own sampler and callbacks.
+  Generation(const Generation& parent, Sequence& seq, Sampler& sampler, TextCallback on_text,
+             TokenCallback on_token);
 
   // Tokens that must go through the model next: what is left of the prompt, or the last
   // sampled token; empty once done().
   std::span<const int32_t> pending() const;
+  // The logits the forward step must return when the first n of pending() go through the
+  // model: every position's while prompt log-probabilities are asked for, the last one when
+  // they complete pending(), else none.
+  ForwardItem::Logits logits_for(int64_t n) const;
   // The first n of pending() went through the model (the caller fed them to the sequence);
-  // logits: after the last of them, needed only when they complete pending().
+  // logits: as logits_for(n) asked.
   void fed(int64_t n, std::span<const float> logits);
   // Ends the generation now with this finish reason (a cancelled request, an error); what
   // is left pending is dropped.
@@ -52,6 +62,7 @@ class Generation {
   GenerateOptions opt_;
   Sampler& sampler_;
   TextCallback on_text_;
+  TokenCallback on_token_;
   std::vector<int32_t> prompt_;
   size_t prompt_fed_ = 0;
   int32_t next_ = -1;  // a sampled token still to be fed
@@ -59,6 +70,7 @@ class Generation {
   bool finished_ = false;
   bool quiet_ = false;  // the callback asked to stop: it gets no more text
   StreamDecoder decoder_;
+  size_t decoded_bytes_ = 0;  // text the decoder has given so far (token text offsets)
   StopStrings stops_;
   GenerateResult r_;
   std::chrono::steady_clock::time_point t_start_, t_decode_;

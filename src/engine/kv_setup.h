@@ -19,6 +19,10 @@ struct KvSettings {
   int64_t prefill_chunk = 512;  // upper bound on tokens per forward step in prefill
   // Context limit of each sequence (Sequence::context_limit); 0 = the model's context length.
   int64_t context_length = 0;
+
+  // Same settings: sequences made under them may continue one another (statistics compared
+  // by identity).
+  friend bool operator==(const KvSettings&, const KvSettings&) = default;
 };
 
 AttentionGeometry attention_geometry(const ModelConfig& c);

@@ -7,20 +7,59 @@
 
 namespace triattn {
 
+// One choice of a running request.
 struct Scheduler::Running {
   uint64_t id = 0;
-  Request request;
-  size_t kv_bytes = 0;
+  int choice = 0;
+  std::shared_ptr<Request> request;  // shared by the request's choices
+  size_t kv_bytes = 0;               // this choice's reservation
+  int forks_pending = 0;             // choice 0: choices still to fork from it (reserved already)
+  int64_t reused = 0;                // prompt tokens continued from a kept sequence
   std::unique_ptr<Sequence> seq;
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<Generation> gen;
 };
+
+// A finished sequence kept for conversation reuse.
+struct Scheduler::Kept {
+  std::unique_ptr<Sequence> seq;
+  KvSettings settings;
+  size_t kv_bytes = 0;
+};
+
+namespace {
+
+SamplerParams choice_sampling(const SamplerParams& s, int choice) {
+  SamplerParams c = s;
+  c.seed += static_cast<uint64_t>(choice);
+  return c;
+}
+
+std::function<bool(const std::string&)> text_of_choice(const std::shared_ptr<Request>& r, int choice) {
+  if (!r->on_text) return nullptr;
+  return [r, choice](const std::string& t) { return r->on_text(choice, t); };
+}
+
+std::function<void(const TokenEvent&)> token_of_choice(const std::shared_ptr<Request>& r, int choice) {
+  if (!r->on_token) return nullptr;
+  return [r, choice](const TokenEvent& t) { r->on_token(choice, t); };
+}
+
+GenerateResult ended(const std::string& reason, const std::string& error = "") {
+  GenerateResult g;
+  g.finish_reason = reason;
+  g.error = error;
+  return g;
+}
+
+}  // namespace
 
 Scheduler::Scheduler(const Model& model, Forward& forward, const SchedulerOptions& options)
     : model_(model), forward_(forward), options_(options) {
   if (options.max_batched_tokens < 1) fail("scheduler: the step token budget must be at least 1");
   if (options.parallel < 1) fail("scheduler: at least one sequence must be allowed to run");
   if (options.max_queued < 0) fail("scheduler: the queue length must not be negative");
+  if (options.reuse_slots < 0) fail("scheduler: the number of kept sequences must not be negative");
 }
 
 Scheduler::~Scheduler() = default;
@@ -45,6 +84,9 @@ size_t Scheduler::reservation_bytes(const Request& request, int64_t bound) const
 SubmitResult Scheduler::submit(Request request) {
   if (!request.policies) fail("scheduler: a request needs its KV settings (policies)");
   if (request.prompt.empty()) fail("the prompt is empty (nothing to condition on)");
+  if (request.n < 1 || request.n > options_.parallel)
+    fail("n = ", request.n, " choices: at least 1, and at most the ", options_.parallel,
+         " sequences that run at once (--parallel)");
   validate(request.sampling);
   const PolicyFactory& p = *request.policies;
   const int64_t prompt = static_cast<int64_t>(request.prompt.size());
@@ -56,7 +98,8 @@ SubmitResult Scheduler::submit(Request request) {
   for (int32_t id : request.prompt)
     if (id < 0 || id >= model_.config().vocab_size) fail("token id ", id, " is outside the vocabulary");
   SubmitResult r;
-  r.kv_bytes = reservation_bytes(request, bound);
+  const size_t per_choice = reservation_bytes(request, bound);
+  r.kv_bytes = per_choice * static_cast<size_t>(request.n);
   if (options_.kv_memory_bytes > 0 && r.kv_bytes > options_.kv_memory_bytes) {
     r.status = SubmitResult::Status::TooLarge;
     r.reason = "the request needs " + std::to_string(r.kv_bytes) + " bytes of KV cache, more than the whole pool (" +
@@ -70,61 +113,145 @@ SubmitResult Scheduler::submit(Request request) {
     return r;
   }
   r.id = next_id_++;
-  queue_.push_back({r.id, std::move(request), r.kv_bytes});
+  active_.insert(r.id);
+  queue_.push_back({r.id, std::make_shared<Request>(std::move(request)), per_choice});
   return r;
 }
 
 void Scheduler::cancel(uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  cancelled_.insert(id);
+  if (active_.count(id)) cancelled_.insert(id);
+}
+
+void Scheduler::end_unstarted(const Request& request, int first_choice, const GenerateResult& result) const {
+  if (!request.on_done) return;
+  for (int c = first_choice; c < request.n; ++c) request.on_done(c, result);
 }
 
 void Scheduler::admit() {
   // FIFO: the head waits until it fits, so a large request is not starved by small ones.
   for (;;) {
     Queued q;
+    bool cancelled = false;
+    std::unique_ptr<Kept> reused;
+    std::vector<std::unique_ptr<Kept>> dropped;  // destroyed outside the lock
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (queue_.empty()) return;
       Queued& head = queue_.front();
-      const bool cancelled = cancelled_.erase(head.id) > 0;
+      cancelled = cancelled_.erase(head.id) > 0;
       if (!cancelled) {
-        if (running_count_ >= options_.parallel) return;
-        if (options_.kv_memory_bytes > 0 && reserved_ + head.kv_bytes > options_.kv_memory_bytes) return;
-        reserved_ += head.kv_bytes;
-        ++running_count_;
+        const Request& req = *head.request;
+        if (running_count_ + req.n > options_.parallel) return;
+        // The kept sequence this prompt continues, the longest if several: same settings, its
+        // whole history a proper prefix of the prompt.
+        int match = -1;
+        if (req.reuse && req.options.prompt_logprobs < 0)
+          for (size_t i = 0; i < kept_.size(); ++i) {
+            const std::vector<int32_t>& h = kept_[i]->seq->history();
+            if (kept_[i]->settings == req.policies->settings() && !h.empty() && h.size() < req.prompt.size() &&
+                std::equal(h.begin(), h.end(), req.prompt.begin()) &&
+                (match < 0 || h.size() > kept_[static_cast<size_t>(match)]->seq->history().size()))
+              match = static_cast<int>(i);
+          }
+        const size_t need = head.kv_bytes * static_cast<size_t>(req.n);
+        const size_t freed = match >= 0 ? kept_[static_cast<size_t>(match)]->kv_bytes : 0;
+        auto fits = [&] { return options_.kv_memory_bytes == 0 || reserved_ - freed + need <= options_.kv_memory_bytes; };
+        // Kept sequences give their room back to a waiting request, oldest first.
+        for (size_t i = 0; !fits() && i < kept_.size();) {
+          if (static_cast<int>(i) == match) {
+            ++i;
+            continue;
+          }
+          reserved_ -= kept_[i]->kv_bytes;
+          kept_bytes_ -= kept_[i]->kv_bytes;
+          --kept_count_;
+          dropped.push_back(std::move(kept_[i]));
+          kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+          if (match > static_cast<int>(i)) --match;
+        }
+        if (!fits()) return;
+        if (match >= 0) {
+          reused = std::move(kept_[static_cast<size_t>(match)]);
+          kept_.erase(kept_.begin() + match);
+          kept_bytes_ -= reused->kv_bytes;
+          --kept_count_;
+        }
+        reserved_ = reserved_ - freed + need;
+        running_count_ += req.n;
       }
       q = std::move(head);
       queue_.pop_front();
-      if (cancelled) {
-        GenerateResult res;
-        res.finish_reason = "cancelled";
-        if (q.request.on_done) q.request.on_done(res);
-        continue;
-      }
+      if (cancelled) active_.erase(q.id);
     }
-    auto r = std::make_unique<Running>();
-    r->id = q.id;
-    r->request = std::move(q.request);
-    r->kv_bytes = q.kv_bytes;
-    try {
-      r->seq = std::make_unique<Sequence>(model_, *r->request.policies, r->request.on_notice);
-      r->sampler = std::make_unique<Sampler>(r->request.sampling);
-      r->gen = std::make_unique<Generation>(model_, *r->seq, r->request.prompt, r->request.options, *r->sampler,
-                                            r->request.on_text);
-    } catch (const std::exception& e) {
-      GenerateResult res;
-      res.finish_reason = "error";
-      res.error = e.what();
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        reserved_ -= r->kv_bytes;
-        --running_count_;
-      }
-      if (r->request.on_done) r->request.on_done(res);
+    if (cancelled) {
+      end_unstarted(*q.request, 0, ended("cancelled"));
       continue;
     }
-    running_.push_back(std::move(r));
+    start(std::move(q), std::move(reused));
+  }
+}
+
+void Scheduler::start(Queued q, std::unique_ptr<Kept> kept) {
+  auto r = std::make_unique<Running>();
+  r->id = q.id;
+  r->request = q.request;
+  r->kv_bytes = q.kv_bytes;
+  r->forks_pending = q.request->n - 1;
+  const Request& req = *r->request;
+  try {
+    std::span<const int32_t> prompt(req.prompt);
+    if (kept) {
+      r->seq = std::move(kept->seq);
+      r->seq->set_notices(req.on_notice);
+      r->seq->stats() = RunStats{};  // this request's figures (the cache keeps its own)
+      r->reused = static_cast<int64_t>(r->seq->history().size());
+      prompt = prompt.subspan(static_cast<size_t>(r->reused));
+    } else {
+      r->seq = std::make_unique<Sequence>(model_, *req.policies, req.on_notice);
+    }
+    r->sampler = std::make_unique<Sampler>(choice_sampling(req.sampling, 0));
+    r->gen = std::make_unique<Generation>(model_, *r->seq, prompt, req.options, *r->sampler,
+                                          text_of_choice(r->request, 0), token_of_choice(r->request, 0));
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reserved_ -= r->kv_bytes * static_cast<size_t>(req.n);
+      running_count_ -= req.n;
+      active_.erase(r->id);
+    }
+    end_unstarted(req, 0, ended("error", e.what()));
+    return;
+  }
+  running_.push_back(std::move(r));
+}
+
+void Scheduler::fork_choices(Running& r, std::vector<std::unique_ptr<Running>>& out) {
+  const std::shared_ptr<Request>& req = r.request;
+  while (r.forks_pending > 0) {
+    const int choice = req->n - r.forks_pending;
+    --r.forks_pending;
+    auto f = std::make_unique<Running>();
+    f->id = r.id;
+    f->choice = choice;
+    f->request = req;
+    f->kv_bytes = r.kv_bytes;
+    f->reused = r.reused;
+    try {
+      f->seq = r.seq->fork(*req->policies, req->on_notice);
+      f->sampler = std::make_unique<Sampler>(choice_sampling(req->sampling, choice));
+      f->gen = std::make_unique<Generation>(*r.gen, *f->seq, *f->sampler, text_of_choice(req, choice),
+                                            token_of_choice(req, choice));
+    } catch (const std::exception& e) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        reserved_ -= f->kv_bytes;
+        --running_count_;
+      }
+      if (req->on_done) req->on_done(choice, ended("error", e.what()));
+      continue;
+    }
+    out.push_back(std::move(f));
   }
 }
 
@@ -132,8 +259,10 @@ StepStats Scheduler::step() {
   admit();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Queued ones stay marked until admit() meets them.
     for (auto& r : running_)
-      if (cancelled_.erase(r->id) > 0) r->gen->stop("cancelled");
+      if (cancelled_.count(r->id)) r->gen->stop("cancelled");
+    for (auto& r : running_) cancelled_.erase(r->id);
   }
 
   // Plan: a decode token for every decoding sequence first, then prefill chunks in admission
@@ -174,27 +303,41 @@ StepStats Scheduler::step() {
   std::vector<Planned> in_step;
   for (const Planned& p : plan) {
     try {
-      const bool want_logits = p.tokens.size() == p.r->gen->pending().size();
-      items.push_back(p.r->seq->begin_step(p.tokens, want_logits, forward_.pool()));
+      const ForwardItem::Logits want = p.r->gen->logits_for(static_cast<int64_t>(p.tokens.size()));
+      items.push_back(p.r->seq->begin_step(p.tokens, want, forward_.pool()));
       in_step.push_back(p);
     } catch (const std::exception& e) {
       p.r->gen->fail_with(e.what());
     }
   }
+  std::vector<std::unique_ptr<Running>> forked;
   if (!items.empty()) {
     std::vector<std::vector<float>> logits;
     forward_.run(items, logits);
     for (size_t i = 0; i < in_step.size(); ++i) {
       Running& r = *in_step[i].r;
+      const int64_t n = static_cast<int64_t>(in_step[i].tokens.size());
       r.seq->end_step(in_step[i].tokens);
+      // The prompt is in: the other choices start here, from the same logits.
+      const bool prompt_done = r.gen->in_prefill() && n == static_cast<int64_t>(r.gen->pending().size());
+      const size_t first_fork = forked.size();
+      if (prompt_done && r.forks_pending > 0) fork_choices(r, forked);
+      for (size_t f = first_fork; f < forked.size(); ++f) {
+        try {
+          forked[f]->gen->fed(n, logits[i]);
+        } catch (const std::exception& e) {
+          forked[f]->gen->fail_with(e.what());
+        }
+      }
       try {
-        r.gen->fed(static_cast<int64_t>(in_step[i].tokens.size()), logits[i]);
+        r.gen->fed(n, logits[i]);
       } catch (const std::exception& e) {
         r.gen->fail_with(e.what());
       }
     }
   }
   st.sequences = static_cast<int>(items.size());
+  for (auto& f : forked) running_.push_back(std::move(f));
 
   size_t in_use = 0;
   for (auto it = running_.begin(); it != running_.end();) {
@@ -207,18 +350,55 @@ StepStats Scheduler::step() {
       ++it;
     }
   }
+  for (const auto& k : kept_) in_use += k->seq->cache().bytes_in_use();
   std::lock_guard<std::mutex> lock(mu_);
   in_use_ = in_use;
   return st;
 }
 
 void Scheduler::finish(Running& r) {
+  GenerateResult result = r.gen->result();
+  result.reused_tokens = r.reused;
+  const Request& req = *r.request;
+  // Choices that were never forked (the request ended in its prefill) end as it did.
+  const int unforked = r.forks_pending;
+  const bool last_choice = [&] {
+    for (const auto& o : running_)
+      if (o.get() != &r && o->id == r.id && !o->gen->done()) return false;
+    return true;
+  }();
+  const bool keep_it = options_.reuse_slots > 0 && (result.finish_reason == "stop" || result.finish_reason == "length");
   {
     std::lock_guard<std::mutex> lock(mu_);
-    reserved_ -= r.kv_bytes;
-    --running_count_;
+    reserved_ -= r.kv_bytes * static_cast<size_t>(unforked) + (keep_it ? 0 : r.kv_bytes);
+    running_count_ -= 1 + unforked;
+    if (last_choice) active_.erase(r.id);
   }
-  if (r.request.on_done) r.request.on_done(r.gen->result());
+  if (req.on_done) req.on_done(r.choice, result);
+  if (unforked > 0) end_unstarted(req, req.n - unforked, result);
+  r.forks_pending = 0;
+  if (keep_it) keep(std::move(r.seq), req, r.kv_bytes);
+}
+
+void Scheduler::keep(std::unique_ptr<Sequence> seq, const Request& request, size_t kv_bytes) {
+  // Its reservation is still counted in reserved_.
+  seq->set_notices(nullptr);  // the request it reported to is over
+  auto k = std::make_unique<Kept>();
+  k->seq = std::move(seq);
+  k->settings = request.policies->settings();
+  k->kv_bytes = kv_bytes;
+  std::unique_ptr<Kept> dropped;
+  std::lock_guard<std::mutex> lock(mu_);
+  kept_.push_back(std::move(k));
+  kept_bytes_ += kv_bytes;
+  ++kept_count_;
+  if (static_cast<int>(kept_.size()) > options_.reuse_slots) {
+    reserved_ -= kept_.front()->kv_bytes;
+    kept_bytes_ -= kept_.front()->kv_bytes;
+    --kept_count_;
+    dropped = std::move(kept_.front());
+    kept_.erase(kept_.begin());
+  }
 }
 
 void Scheduler::run_until_idle() {
@@ -251,6 +431,16 @@ size_t Scheduler::kv_reserved_bytes() const {
 size_t Scheduler::kv_bytes_in_use() const {
   std::lock_guard<std::mutex> lock(mu_);
   return in_use_;
+}
+
+int Scheduler::kept() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kept_count_;
+}
+
+size_t Scheduler::kv_kept_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kept_bytes_;
 }
 
 }  // namespace triattn

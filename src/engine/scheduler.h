@@ -6,6 +6,12 @@
 // batched forward call streams the weights once for all of them; then each samples and
 // checks its stops (engine/generation.h, the same rules as generate()).
 //
+// A request with n choices is prefilled once; when its prompt is in, the sequence is forked
+// into n (Sequence::fork) and each samples on its own. A finished sequence may be kept
+// (`reuse_slots`): a later request with the same KV settings whose prompt starts with that
+// sequence's whole history continues from its (compressed) cache instead of prefilling
+// again — the next turn of a conversation.
+//
 // Threads: submit(), cancel() and the figures may be called from any thread (HTTP threads
 // that parse, queue and stream); step() from one inference thread only. Request callbacks
 // run on the inference thread.
@@ -31,23 +37,34 @@ struct SchedulerOptions {
   int parallel = 4;                  // most sequences running at once
   size_t kv_memory_bytes = 0;        // the KV pool every running sequence reserves from; 0 = no limit
   int max_queued = 64;               // requests waiting for admission; past it submit() refuses
+  // Finished sequences kept for conversation reuse, least recently used dropped first. They
+  // keep their KV reservation in the pool until reused or dropped (dropped first when a
+  // waiting request needs the room). 0 = none.
+  int reuse_slots = 0;
 };
 
 struct Request {
   std::vector<int32_t> prompt;
   GenerateOptions options;
-  SamplerParams sampling;
+  SamplerParams sampling;  // choice i samples with seed + i
+  int n = 1;               // choices (1 .. parallel), sharing one prefill
+  // May continue a kept sequence whose history the prompt starts with (never when prompt
+  // log-probabilities are asked for: the reused part would have none).
+  bool reuse = true;
   // The request's KV settings (policy, budget, statistics, context); must outlive it.
   const PolicyFactory* policies = nullptr;
-  TextCallback on_text;                                // text as it becomes final; false stops
-  std::function<void(const GenerateResult&)> on_done;  // exactly once per accepted request
+  // Per choice, on the inference thread: text as it becomes final (false stops that choice),
+  // each sampled token, and the end, exactly once per choice of an accepted request.
+  std::function<bool(int choice, const std::string& text)> on_text;
+  std::function<void(int choice, const TokenEvent& token)> on_token;
+  std::function<void(int choice, const GenerateResult& result)> on_done;
   NoticeFn on_notice;
 };
 
 struct SubmitResult {
   enum class Status { Queued, QueueFull, TooLarge } status = Status::Queued;
   uint64_t id = 0;          // when queued
-  size_t kv_bytes = 0;      // what the request reserves while it runs
+  size_t kv_bytes = 0;      // what the request reserves while it runs (all its choices)
   std::string reason;       // when refused
 };
 
@@ -64,7 +81,7 @@ class Scheduler {
   Scheduler(const Model& model, Forward& forward, const SchedulerOptions& options);
   ~Scheduler();
 
-  // Checks the request (sampling parameters, prompt against the context rule, its KV
+  // Checks the request (sampling parameters, n, prompt against the context rule, its KV
   // reservation against the pool) and queues it. A request whose reservation can never fit
   // the pool is TooLarge; a full queue is QueueFull (try again later).
   SubmitResult submit(Request request);
@@ -78,27 +95,38 @@ class Scheduler {
   // Steps until nothing is running or queued.
   void run_until_idle();
 
-  // The KV bytes a request reserves: its policy's bound (B + β per stream under
+  // The KV bytes one choice of a request reserves: its policy's bound (B + β per stream under
   // compression), or prompt + max tokens capped by the context under full attention.
   size_t reservation_bytes(const Request& request) const;
 
   int running() const;
   int queued() const;
-  size_t kv_reserved_bytes() const;  // sum of the running sequences' reservations
-  size_t kv_bytes_in_use() const;    // K+V rows the running sequences hold now
+  size_t kv_reserved_bytes() const;  // sum of the running and kept sequences' reservations
+  size_t kv_bytes_in_use() const;    // K+V rows the running and kept sequences hold now
+  int kept() const;                  // finished sequences kept for reuse
+  size_t kv_kept_bytes() const;      // their reservations
   const SchedulerOptions& options() const { return options_; }
 
  private:
   struct Running;
+  struct Kept;
   struct Queued {
     uint64_t id;
-    Request request;
-    size_t kv_bytes;
+    std::shared_ptr<Request> request;
+    size_t kv_bytes;  // per choice
   };
   // With the policy's bound for this prompt already computed.
   size_t reservation_bytes(const Request& request, int64_t bound) const;
   void admit();
+  // Starts choice 0 of a request (continuing `kept` when given); false when it failed (then
+  // every choice ended with an error).
+  void start(Queued q, std::unique_ptr<Kept> kept);
+  // Forks the other choices of r at the step that completes its prompt.
+  void fork_choices(Running& r, std::vector<std::unique_ptr<Running>>& out);
   void finish(Running& r);
+  // Ends the choices of a request that never started (cancelled, failed) with `result`.
+  void end_unstarted(const Request& request, int first_choice, const GenerateResult& result) const;
+  void keep(std::unique_ptr<Sequence> seq, const Request& request, size_t kv_bytes);
 
   const Model& model_;
   Forward& forward_;
@@ -107,12 +135,16 @@ class Scheduler {
   mutable std::mutex mu_;  // guards the fields below
   std::deque<Queued> queue_;
   std::set<uint64_t> cancelled_;
+  std::set<uint64_t> active_;  // queued or running ids (cancel() ignores others)
   uint64_t next_id_ = 1;
-  size_t reserved_ = 0;
+  size_t reserved_ = 0;        // running and kept sequences
+  size_t kept_bytes_ = 0;
   size_t in_use_ = 0;
-  int running_count_ = 0;
+  int running_count_ = 0;      // running choices, and choices still to be forked
+  int kept_count_ = 0;
 
   std::vector<std::unique_ptr<Running>> running_;  // inference thread only
+  std::vector<std::unique_ptr<Kept>> kept_;        // inference thread only; oldest first
 };
 
 }  // namespace triattn

@@ -30,6 +30,29 @@ Sequence::Sequence(const Model& model, const PolicyFactory& policies, NoticeFn n
                                              : policies.settings().prefill_chunk);
 }
 
+std::unique_ptr<Sequence> Sequence::fork(const PolicyFactory& policies, NoticeFn notices) const {
+  std::unique_ptr<KvPolicy> policy = policy_->clone();
+  if (!policy) {
+    if (policy_->needs() != kNeedNothing)
+      fail("the '", policy_->name(), "' policy keeps per-sequence observations and cannot be copied (n > 1)");
+    policy = policies.make();
+  }
+  auto s = std::unique_ptr<Sequence>(new Sequence(*this, std::move(policy)));
+  s->notices_ = std::move(notices);
+  return s;
+}
+
+Sequence::Sequence(const Sequence& o, std::unique_ptr<KvPolicy> policy)
+    : model_(o.model_),
+      policy_(std::move(policy)),
+      cache_(o.cache_),
+      info_(o.info_),
+      history_(o.history_),
+      stats_(o.stats_),
+      max_step_(o.max_step_),
+      context_limit_(o.context_limit_),
+      announced_past_context_(o.announced_past_context_) {}
+
 void Sequence::reserve_for(int64_t tokens) {
   // What the sequence can really hold: no more than the policy's bound or the context (a
   // budget of 1e6 used to preallocate 545 MB for a 656K-parameter model at construction).
@@ -78,7 +101,7 @@ void Sequence::prepare_append(int64_t n, ThreadPool* pool) {
   stats_.scoring_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-ForwardItem Sequence::begin_step(std::span<const int32_t> tokens, bool want_logits, ThreadPool* pool) {
+ForwardItem Sequence::begin_step(std::span<const int32_t> tokens, ForwardItem::Logits logits, ThreadPool* pool) {
   if (static_cast<int64_t>(tokens.size()) > max_step_)
     fail("sequence: a step of ", tokens.size(), " tokens is more than the policy allows (", max_step_, ")");
   check_context(static_cast<int64_t>(tokens.size()));
@@ -86,7 +109,7 @@ ForwardItem Sequence::begin_step(std::span<const int32_t> tokens, bool want_logi
   ForwardItem item;
   item.cache = &cache_;
   item.tokens = tokens;
-  item.logits = want_logits ? ForwardItem::Logits::Last : ForwardItem::Logits::None;
+  item.logits = logits;
   item.observing_policy = policy_.get();
   return item;
 }
@@ -103,7 +126,8 @@ std::vector<float> Sequence::feed(std::span<const int32_t> tokens, Forward& forw
   for (size_t start = 0; start < tokens.size(); start += static_cast<size_t>(max_step_)) {
     const size_t n = std::min(tokens.size() - start, static_cast<size_t>(max_step_));
     const bool is_last = start + n == tokens.size();
-    const ForwardItem item = begin_step(tokens.subspan(start, n), is_last, forward.pool());
+    const ForwardItem item = begin_step(tokens.subspan(start, n),
+                                        is_last ? ForwardItem::Logits::Last : ForwardItem::Logits::None, forward.pool());
     forward.run(std::span<const ForwardItem>(&item, 1), logits);
     if (is_last) last = std::move(logits[0]);
     end_step(item.tokens);

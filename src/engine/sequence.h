@@ -26,6 +26,11 @@ using NoticeFn = std::function<void(const std::string& text)>;
 class Sequence {
  public:
   Sequence(const Model& model, const PolicyFactory& policies, NoticeFn notices = nullptr);
+  // An independent copy of this sequence as it stands (cache, history, policy and its
+  // observations, figures), for the choices of one request that share a prefill. `policies`
+  // must be the factory this sequence was made with (it rebuilds a policy that cannot be
+  // copied and keeps no observations; Error for one that keeps observations).
+  std::unique_ptr<Sequence> fork(const PolicyFactory& policies, NoticeFn notices = nullptr) const;
 
   // Runs tokens through the model (prefill when many, decode when one) and returns the logits
   // after the last one. Prunes the cache before any step that would exceed the policy's bound.
@@ -36,7 +41,7 @@ class Sequence {
   // call: begin_step checks the context rule, prunes before the append (on `pool`) and
   // returns the sequence's forward item for these tokens (at most max_step()); after the
   // forward call, end_step records them. The tokens must stay alive in between.
-  ForwardItem begin_step(std::span<const int32_t> tokens, bool want_logits, ThreadPool* pool);
+  ForwardItem begin_step(std::span<const int32_t> tokens, ForwardItem::Logits logits, ThreadPool* pool);
   void end_step(std::span<const int32_t> tokens);
   // Refuses (Error, nothing fed) or announces n more tokens according to the context rule.
   void check_context(int64_t n);
@@ -58,6 +63,7 @@ class Sequence {
   int64_t context_limit() const { return context_limit_; }
   // Tokens per (layer, KV head) the policy never exceeds for this sequence; 0 = unbounded.
   int64_t memory_bound() const { return policy_->memory_bound(info_); }
+  void set_notices(NoticeFn notices) { notices_ = std::move(notices); }
   void notice(const std::string& text) const {
     if (notices_) notices_(text);
   }
@@ -73,6 +79,8 @@ class Sequence {
   int64_t max_step() const { return max_step_; }
 
  private:
+  Sequence(const Sequence& other, std::unique_ptr<KvPolicy> policy);  // fork()
+
   const Model& model_;
   std::unique_ptr<KvPolicy> policy_;
   KvCache cache_;

@@ -100,7 +100,9 @@ async function send(text) {
         if (j.usage) {
           const u = j.usage;
           figures.textContent = `${u.completion_tokens} tokens | KV ${u.kv_policy}: peak ${u.kv_peak_tokens} tok/head, ` +
-                                `${(u.kv_peak_bytes / 1048576).toFixed(2)} MiB, ${u.prune_events} prune events`;
+                                `${(u.kv_peak_bytes / 1048576).toFixed(2)} MiB, ${u.prune_events} prune events` +
+                                (u.prompt_tokens_details && u.prompt_tokens_details.cached_tokens
+                                   ? ` | ${u.prompt_tokens_details.cached_tokens} prompt tokens reused` : "");
         }
         log.scrollTop = log.scrollHeight;
       }

@@ -1,5 +1,6 @@
 #include "server/completion_request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -12,6 +13,9 @@ namespace triattn::server {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr int64_t kMaxChoices = 16;      // n (each choice holds its own KV cache)
+constexpr int64_t kMaxTopLogprobs = 20;  // alternatives per token, as OpenAI allows
 
 [[noreturn]] void bad(const std::string& field, const std::string& what) {
   throw ApiError(400, "'" + field + "' " + what, field);
@@ -76,13 +80,15 @@ std::vector<std::string> stop_list(const json& body) {
   return out;
 }
 
-std::vector<int32_t> prompt_of_completion(const json& body, const Model& model) {
+std::vector<int32_t> prompt_of_completion(const json& body, const Model& model, std::string* text_out) {
   const json* p = field(body, "prompt");
   if (!p) bad("prompt", "is required");
   const Tokenizer& tok = model.tokenizer();
-  if (p->is_string()) return tok.encode(p->get<std::string>(), tok.add_bos_default());
-  if (p->is_array() && p->size() == 1 && (*p)[0].is_string())
-    return tok.encode((*p)[0].get<std::string>(), tok.add_bos_default());
+  const json* text = p->is_string() ? p : p->is_array() && p->size() == 1 && (*p)[0].is_string() ? &(*p)[0] : nullptr;
+  if (text) {
+    *text_out = text->get<std::string>();
+    return tok.encode(*text_out, tok.add_bos_default());
+  }
   if (p->is_array() && !p->empty() && (*p)[0].is_number_integer()) {  // token ids
     std::vector<int32_t> ids;
     for (const json& t : *p) {
@@ -90,6 +96,7 @@ std::vector<int32_t> prompt_of_completion(const json& body, const Model& model) 
         bad("prompt", "token ids must be whole numbers from 0 to " + std::to_string(model.config().vocab_size - 1));
       ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
     }
+    *text_out = tok.decode(ids);
     return ids;
   }
   bad("prompt", "must be a string, a list of one string, or a list of token ids (batches of prompts are not supported)");
@@ -166,10 +173,23 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
     if (!so->is_object()) bad("stream_options", "must be an object");
     r.include_usage = boolean(*so, "include_usage", false);
   }
-  if (integer(body, "n", 1, 1, 1) != 1) bad("n", "must be 1");
-  if (boolean(body, "logprobs", false) || field(body, "top_logprobs"))
-    bad("logprobs", "is not supported yet");
-  if (boolean(body, "echo", false)) bad("echo", "is not supported yet");
+  r.n = static_cast<int>(integer(body, "n", 1, 1, kMaxChoices));
+  if (chat) {
+    // logprobs: true|false, top_logprobs: 0..20 alternatives (which need logprobs).
+    const bool want = boolean(body, "logprobs", false);
+    const int64_t top = integer(body, "top_logprobs", -1, 0, kMaxTopLogprobs);
+    if (top >= 0 && !want) bad("top_logprobs", "needs 'logprobs': true");
+    if (want) r.logprobs = static_cast<int>(std::max<int64_t>(top, 0));
+  } else {
+    // logprobs: null or 0..20 (the sampled token's and that many alternatives); echo: bool.
+    r.logprobs = static_cast<int>(integer(body, "logprobs", -1, 0, kMaxTopLogprobs));
+    r.echo = boolean(body, "echo", false);
+    if (r.echo && r.logprobs >= 0 && r.stream)
+      bad("echo", "with 'logprobs' is answered whole: send 'stream': false (the prompt's log-probabilities come "
+                  "with the reply)");
+  }
+  r.options.logprobs = r.logprobs;
+  if (r.echo) r.options.prompt_logprobs = r.logprobs;
 
   const int64_t limit = defaults.max_tokens_limit > 0 ? defaults.max_tokens_limit : std::numeric_limits<int32_t>::max();
   int64_t max_tokens = integer(body, "max_tokens", defaults.max_tokens, 0, limit);
@@ -187,7 +207,7 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
 
   r.kv = defaults.kv;
   apply_kv_fields(body, r.kv);
-  r.prompt = chat ? prompt_of_chat(body, chat_prompt, &r.prompt_text) : prompt_of_completion(body, model);
+  r.prompt = chat ? prompt_of_chat(body, chat_prompt, &r.prompt_text) : prompt_of_completion(body, model, &r.prompt_text);
   if (r.prompt.empty()) bad(chat ? "messages" : "prompt", "gives no tokens");
   return r;
 }

@@ -22,8 +22,14 @@ struct CompletionRequest {
   bool chat = false;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  int n = 1;                   // choices
+  bool echo = false;           // completions: the reply starts with the prompt
+  // Log-probabilities: -1 none; k >= 0 each token's and its k most likely alternatives
+  // (chat: logprobs + top_logprobs; completions: logprobs = k). options.logprobs and, with
+  // echo, options.prompt_logprobs carry it to the engine.
+  int logprobs = -1;
   std::vector<int32_t> prompt;
-  std::string prompt_text;  // what was tokenized (chat: the rendered template)
+  std::string prompt_text;  // what was tokenized (chat: the rendered template; token ids: their text)
   GenerateOptions options;
   SamplerParams sampling;
   KvSettings kv;

@@ -4,78 +4,21 @@
 #include <sys/socket.h>
 
 #include <chrono>
-#include <ctime>
 #include <iostream>
-#include <map>
 
 #include "core/error.h"
 #include "server/api_error.h"
 #include "server/chat_page.h"
-#include "server/reasoning_split.h"
+#include "server/http_reply.h"
 
 namespace triattn::server {
 
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
 constexpr int kListenBacklog = 1024;
 
-// What one request's HTTP handler and the inference thread share. The scheduler's callbacks
-// (inference thread) append text and set the result; the handler waits and sends.
-struct Exchange {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::string text;  // produced, not yet sent
-  bool done = false;
-  GenerateResult result;
-  std::atomic<bool> gone{false};            // the client went away: stop generating
-  std::shared_ptr<PolicyFactory> policies;  // the request's KV settings, alive until done
-};
-
-json error_json(const std::string& message) { return ApiError(500, message).body(); }
-
-void send_json(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-
-std::string finish_reason(const GenerateResult& r) { return r.finish_reason == "stop" ? "stop" : "length"; }
-
-json usage_json(const GenerateResult& r, const std::string& policy) {
-  const int64_t completion = static_cast<int64_t>(r.tokens.size());
-  return {{"prompt_tokens", r.stats.prompt_tokens},
-          {"completion_tokens", completion},
-          {"total_tokens", r.stats.prompt_tokens + completion},
-          {"kv_policy", policy},
-          {"kv_peak_tokens", r.stats.kv_peak_tokens},
-          {"kv_peak_bytes", r.stats.kv_peak_bytes},
-          {"prune_events", r.stats.prune_events},
-          {"scoring_ms", r.stats.scoring_ms}};
-}
-
-std::string sse(const json& j) { return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n"; }
-
 }  // namespace
-
-// Prometheus counters; gauges are read from the scheduler when scraped.
-struct Server::Counters {
-  std::mutex mu;
-  std::map<int, int64_t> requests_by_status;
-  int64_t prompt_tokens = 0, generated_tokens = 0, prune_events = 0;
-  double scoring_seconds = 0;
-  void request(int status) {
-    std::lock_guard<std::mutex> lock(mu);
-    ++requests_by_status[status];
-  }
-  void finished(const GenerateResult& r) {
-    std::lock_guard<std::mutex> lock(mu);
-    prompt_tokens += r.stats.prompt_tokens;
-    generated_tokens += static_cast<int64_t>(r.tokens.size());
-    prune_events += r.stats.prune_events;
-    scoring_seconds += r.stats.scoring_ms / 1000.0;
-  }
-};
 
 Server::Server(std::shared_ptr<const Model> model, const ServerOptions& options)
     : model_(std::move(model)),
@@ -84,8 +27,7 @@ Server::Server(std::shared_ptr<const Model> model, const ServerOptions& options)
       pool_(options.threads),
       forward_(*model_, &pool_),
       scheduler_(*model_, forward_, options.scheduler),
-      http_(std::make_unique<httplib::Server>()),
-      counters_(std::make_unique<Counters>()) {
+      http_(std::make_unique<httplib::Server>()) {
   routes();
 }
 
@@ -109,7 +51,7 @@ void Server::routes() {
     if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
     if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
       return httplib::Server::HandlerResponse::Unhandled;
-    counters_->request(401);
+    metrics_.request(401);
     send_json(res, 401, ApiError(401, "missing or wrong API key (send Authorization: Bearer KEY)").body());
     return httplib::Server::HandlerResponse::Handled;
   });
@@ -135,221 +77,13 @@ void Server::routes() {
                                       {"owned_by", "triattn"}}})}});
   });
   h.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    std::string m;
-    {
-      std::lock_guard<std::mutex> lock(counters_->mu);
-      m += "# TYPE triattn_requests_total counter\n";
-      for (const auto& [status, n] : counters_->requests_by_status)
-        m += "triattn_requests_total{status=\"" + std::to_string(status) + "\"} " + std::to_string(n) + "\n";
-      m += "# TYPE triattn_prompt_tokens_total counter\ntriattn_prompt_tokens_total " +
-           std::to_string(counters_->prompt_tokens) + "\n";
-      m += "# TYPE triattn_generated_tokens_total counter\ntriattn_generated_tokens_total " +
-           std::to_string(counters_->generated_tokens) + "\n";
-      m += "# TYPE triattn_prune_events_total counter\ntriattn_prune_events_total " +
-           std::to_string(counters_->prune_events) + "\n";
-      m += "# TYPE triattn_scoring_seconds_total counter\ntriattn_scoring_seconds_total " +
-           std::to_string(counters_->scoring_seconds) + "\n";
-    }
-    m += "# TYPE triattn_sequences_running gauge\ntriattn_sequences_running " + std::to_string(scheduler_.running()) + "\n";
-    m += "# TYPE triattn_sequences_queued gauge\ntriattn_sequences_queued " + std::to_string(scheduler_.queued()) + "\n";
-    m += "# TYPE triattn_kv_reserved_bytes gauge\ntriattn_kv_reserved_bytes " +
-         std::to_string(scheduler_.kv_reserved_bytes()) + "\n";
-    m += "# TYPE triattn_kv_held_bytes gauge\ntriattn_kv_held_bytes " + std::to_string(scheduler_.kv_bytes_in_use()) + "\n";
-    m += "# TYPE triattn_kv_pool_bytes gauge\ntriattn_kv_pool_bytes " +
-         std::to_string(options_.scheduler.kv_memory_bytes) + "\n";
-    res.set_content(m, "text/plain; version=0.0.4");
+    res.set_content(metrics_.render(scheduler_), "text/plain; version=0.0.4");
   });
 
-  auto completion = [this](bool chat) {
-    return [this, chat](const httplib::Request& req, httplib::Response& res) {
-      CompletionRequest parsed;
-      auto ex = std::make_shared<Exchange>();
-      uint64_t id = 0;
-      try {
-        if (stopping_) throw ApiError(503, "the server is shutting down");
-        json body;
-        try {
-          body = json::parse(req.body);
-        } catch (const json::exception& e) {
-          throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what());
-        }
-        parsed = parse_completion_request(body, chat, *model_, chat_prompt_, options_.defaults);
-        try {
-          ex->policies = std::make_shared<PolicyFactory>(*model_, parsed.kv);
-        } catch (const Error& e) {
-          throw ApiError(400, e.what(), "kv_policy");
-        }
-        Request r;
-        r.prompt = parsed.prompt;
-        r.options = parsed.options;
-        r.sampling = parsed.sampling;
-        r.policies = ex->policies.get();
-        r.on_text = [ex](const std::string& t) {
-          {
-            std::lock_guard<std::mutex> lock(ex->mu);
-            ex->text += t;
-          }
-          ex->cv.notify_all();
-          return !ex->gone.load();
-        };
-        r.on_done = [ex, this](const GenerateResult& g) {
-          counters_->finished(g);
-          {
-            std::lock_guard<std::mutex> lock(ex->mu);
-            ex->result = g;
-            ex->done = true;
-          }
-          ex->cv.notify_all();
-        };
-        SubmitResult s;
-        try {
-          s = scheduler_.submit(std::move(r));
-        } catch (const Error& e) {
-          throw ApiError(400, e.what());
-        }
-        if (s.status == SubmitResult::Status::TooLarge) throw ApiError(400, s.reason, "max_tokens");
-        if (s.status == SubmitResult::Status::QueueFull) {
-          res.set_header("Retry-After", "1");
-          throw ApiError(503, s.reason);
-        }
-        id = s.id;
-        work_cv_.notify_all();
-      } catch (const ApiError& e) {
-        counters_->request(e.status);
-        send_json(res, e.status, e.body());
-        return;
-      }
-
-      const std::string rid = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(id);
-      const int64_t created = static_cast<int64_t>(std::time(nullptr));
-      const std::string model_name = model_->config().name, policy = parsed.kv.policy;
-      // A streamed choice: completions carry text; chat deltas the answer and, apart, the
-      // reasoning.
-      auto choice = [chat](const ReasoningSplit::Out& text, const json& finish, bool first) {
-        if (!chat) return json{{"index", 0}, {"text", text.content}, {"logprobs", nullptr}, {"finish_reason", finish}};
-        json delta = json::object();
-        if (first) delta["role"] = "assistant";
-        if (!text.reasoning.empty()) delta["reasoning_content"] = text.reasoning;
-        if (!text.content.empty() || text.reasoning.empty()) delta["content"] = text.content;
-        return json{{"index", 0}, {"delta", delta}, {"finish_reason", finish}};
-      };
-      const bool split = chat && options_.split_reasoning;
-      const bool opens = ReasoningSplit::prompt_opens_reasoning(parsed.prompt_text);
-      auto chunk = [=](json choices) {
-        return json{{"id", rid}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
-                    {"model", model_name}, {"choices", std::move(choices)}};
-      };
-
-      if (!parsed.stream) {
-        std::unique_lock<std::mutex> lock(ex->mu);
-        while (!ex->done && !stopping_) ex->cv.wait_for(lock, std::chrono::milliseconds(100));
-        if (!ex->done) {
-          scheduler_.cancel(id);
-          counters_->request(503);
-          send_json(res, 503, ApiError(503, "the server is shutting down").body());
-          return;
-        }
-        const GenerateResult& g = ex->result;
-        if (g.finish_reason == "error") {
-          counters_->request(500);
-          send_json(res, 500, error_json(g.error));
-          return;
-        }
-        json c = json{{"index", 0}, {"text", g.text}, {"logprobs", nullptr}, {"finish_reason", finish_reason(g)}};
-        if (chat) {
-          ReasoningSplit rs(split, opens);
-          ReasoningSplit::Out a = rs.push(g.text), b = rs.flush();
-          json message = {{"role", "assistant"}, {"content", a.content + b.content}};
-          if (!(a.reasoning + b.reasoning).empty()) message["reasoning_content"] = a.reasoning + b.reasoning;
-          c = json{{"index", 0}, {"message", message}, {"finish_reason", finish_reason(g)}};
-        }
-        json out = {{"id", rid},
-                    {"object", chat ? "chat.completion" : "text_completion"},
-                    {"created", created},
-                    {"model", model_name},
-                    {"choices", json::array({c})},
-                    {"usage", usage_json(g, policy)}};
-        counters_->request(200);
-        send_json(res, 200, out);
-        return;
-      }
-
-      counters_->request(200);
-      auto first = std::make_shared<bool>(true);
-      auto splitter = std::make_shared<ReasoningSplit>(split, opens);
-      const bool include_usage = parsed.include_usage;
-      res.set_header("Cache-Control", "no-cache");
-      res.set_chunked_content_provider(
-          "text/event-stream",
-          [this, ex, id, first, splitter, chunk, choice, include_usage, policy](size_t, httplib::DataSink& sink) {
-            std::string text;
-            bool done = false;
-            GenerateResult g;
-            {
-              std::unique_lock<std::mutex> lock(ex->mu);
-              ex->cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return ex->done || !ex->text.empty(); });
-              text.swap(ex->text);
-              done = ex->done;
-              if (done) g = ex->result;
-            }
-            auto write = [&](const std::string& s) {
-              if (ex->gone) return false;
-              if (!sink.is_writable() || !sink.write(s.data(), s.size())) {
-                ex->gone = true;  // the client went away: the generation stops at the next token
-                scheduler_.cancel(id);
-                return false;
-              }
-              return true;
-            };
-            ReasoningSplit::Out out = splitter->push(text);
-            if (done) {
-              const ReasoningSplit::Out rest = splitter->flush();
-              out.reasoning += rest.reasoning;
-              out.content += rest.content;
-            }
-            if (!out.reasoning.empty() || !out.content.empty()) {
-              if (!write(sse(chunk(json::array({choice(out, nullptr, *first)}))))) return false;
-              *first = false;
-            }
-            if (stopping_ && !done) {
-              scheduler_.cancel(id);
-              write(sse(error_json("the server is shutting down")));
-              sink.done();
-              return true;
-            }
-            if (!done) {  // called again after the wait; a closed socket ends the generation
-              if (sink.is_writable()) return true;
-              ex->gone = true;
-              scheduler_.cancel(id);
-              return false;
-            }
-            if (g.finish_reason == "error") {
-              write(sse(error_json(g.error)));
-            } else {
-              if (!write(sse(chunk(json::array({choice({}, finish_reason(g), *first)}))))) return false;
-              if (include_usage) {
-                json u = chunk(json::array());
-                u["usage"] = usage_json(g, policy);
-                if (!write(sse(u))) return false;
-              }
-            }
-            write("data: [DONE]\n\n");
-            sink.done();
-            return true;
-          },
-          [this, ex, id](bool) {
-            // The response is over (sent, or the connection dropped): a generation still
-            // running is for nobody.
-            std::lock_guard<std::mutex> lock(ex->mu);
-            if (!ex->done) {
-              ex->gone = true;
-              scheduler_.cancel(id);
-            }
-          });
-    };
-  };
-  h.Post("/v1/completions", completion(false));
-  h.Post("/v1/chat/completions", completion(true));
+  h.Post("/v1/completions",
+         [this](const httplib::Request& req, httplib::Response& res) { handle_completion(req, res, false); });
+  h.Post("/v1/chat/completions",
+         [this](const httplib::Request& req, httplib::Response& res) { handle_completion(req, res, true); });
 }
 
 void Server::bind() {

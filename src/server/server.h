@@ -18,9 +18,12 @@
 #include "engine/scheduler.h"
 #include "model/forward.h"
 #include "server/completion_request.h"
+#include "server/metrics.h"
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }
 
 namespace triattn::server {
@@ -42,6 +45,8 @@ struct ServerOptions {
   bool split_reasoning = true;
 };
 
+
+
 class Server {
  public:
   Server(std::shared_ptr<const Model> model, const ServerOptions& options);
@@ -57,10 +62,11 @@ class Server {
   int port() const { return port_; }
 
  private:
-  struct Counters;
   void bind();
   void inference_loop();
   void routes();
+  // POST /v1/completions and /v1/chat/completions (server/completion_handler.cpp).
+  void handle_completion(const httplib::Request& req, httplib::Response& res, bool chat);
 
   std::shared_ptr<const Model> model_;
   ServerOptions options_;
@@ -69,7 +75,7 @@ class Server {
   Forward forward_;
   Scheduler scheduler_;
   std::unique_ptr<httplib::Server> http_;
-  std::unique_ptr<Counters> counters_;
+  ServerMetrics metrics_;
   int port_ = 0;
   int listen_fd_ = -1;  // the listening socket, recorded when httplib creates it
 

@@ -1,6 +1,8 @@
 // triattn serve driven by the official `openai` npm package, as a user's program would:
-// chat and completions, streaming and not, stop strings, usage with the KV figures, and the
-// errors (400, 401, 413) as the SDK surfaces them. Run by CTest with TRIATTN_BINARY and
+// chat and completions, streaming and not, stop strings, n choices, log-probabilities (and
+// echo, as lm-evaluation-harness asks for them), usage with the KV figures and the reused
+// prompt tokens of a conversation's next turn, and the errors (400, 401, 413) as the SDK
+// surfaces them. Run by CTest with TRIATTN_BINARY and
 // TRIATTN_SHARED_DIR set; the server is started on a free port and stopped with SIGTERM.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -99,6 +101,49 @@ test("errors as the SDK surfaces them: 400 naming the field, 401, 413", async ()
     client.completions.create({ model: "m", prompt: "a".repeat(9000), max_tokens: 1 }),
     (e) => e instanceof OpenAI.APIError && e.status === 413,
   );
+});
+
+test("n choices: one prefill, each choice indexed; streamed choices end once each", async () => {
+  const r = await client.completions.create({ model: "m", prompt: "The cat", max_tokens: 10, temperature: 0, n: 2 });
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1]);
+  assert.equal(r.choices[0].text, r.choices[1].text, "greedy choices agree");
+  assert.equal(r.usage.completion_tokens, 20);
+  const stream = await client.chat.completions.create({
+    model: "m", messages: [{ role: "user", content: "Hi" }], max_tokens: 8, temperature: 1, seed: 5, n: 3, stream: true,
+  });
+  const ends = [0, 0, 0];
+  for await (const chunk of stream) for (const c of chunk.choices) if (c.finish_reason) ends[c.index] += 1;
+  assert.deepEqual(ends, [1, 1, 1]);
+});
+
+test("logprobs: chat top_logprobs, and completions echo for log-likelihoods", async () => {
+  const chat = await client.chat.completions.create({
+    model: "m", messages: [{ role: "user", content: "Hi" }], max_tokens: 5, temperature: 0, logprobs: true, top_logprobs: 2,
+  });
+  const content = chat.choices[0].logprobs.content;
+  assert.ok(content.length > 0);
+  for (const t of content) {
+    assert.ok(t.logprob <= 0);
+    assert.equal(t.top_logprobs.length, 2);
+    assert.equal(t.top_logprobs[0].token, t.token, "greedy picks the likeliest");
+  }
+  // lm-evaluation-harness: token ids, echo, logprobs, max_tokens 0.
+  const ids = [1, 403, 407, 261, 1297];
+  const r = await client.completions.create({ model: "m", prompt: ids, max_tokens: 0, echo: true, logprobs: 1, temperature: 0 });
+  const lp = r.choices[0].logprobs;
+  assert.equal(lp.tokens.length, ids.length);
+  assert.equal(lp.token_logprobs[0], null);
+  for (const x of lp.token_logprobs.slice(1)) assert.ok(x < 0);
+  assert.equal(Object.keys(lp.top_logprobs[1]).length, 1);
+});
+
+test("a conversation's next turn continues the kept cache (cached_tokens)", async () => {
+  // One sampled token is never fed, so the kept sequence holds the first prompt exactly; the
+  // next request's prompt starts with it.
+  const a = await client.completions.create({ model: "m", prompt: [1, 500, 600, 700], max_tokens: 1, temperature: 0 });
+  const b = await client.completions.create({ model: "m", prompt: [1, 500, 600, 700, 800, 900], max_tokens: 3, temperature: 0 });
+  assert.equal(a.usage.prompt_tokens_details.cached_tokens, 0);
+  assert.equal(b.usage.prompt_tokens_details.cached_tokens, 4, "the kept sequence held the first prompt");
 });
 
 test("models", async () => {

@@ -10,56 +10,12 @@
 #include <map>
 
 #include "core/error.h"
-#include "engine_test_util.h"
+#include "scheduler_test_fixture.h"
 
 namespace triattn {
 namespace {
 
-class SchedulerTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    model_ = Model::load(test::kTinyStories);
-    pool_ = std::make_unique<ThreadPool>(2);
-    stats_ = test::calibrated_stats(*model_);
-    full_ = std::make_unique<PolicyFactory>(*model_, KvSettings{});
-    KvSettings t;
-    t.policy = "triattention";
-    t.params.budget = 32;
-    t.params.divide_length = 8;
-    t.params.window = 8;
-    t.params.stats = stats_;
-    tri_ = std::make_unique<PolicyFactory>(*model_, t);
-  }
-  static void TearDownTestSuite() {
-    full_.reset();
-    tri_.reset();
-    model_.reset();
-    pool_.reset();
-  }
-  static std::vector<int32_t> prompt(int n, int salt) {
-    std::vector<int32_t> p = {1};
-    for (int i = 1; i < n; ++i) p.push_back(3 + (i * 37 + salt * 101) % 2000);
-    return p;
-  }
-  static Request request(std::vector<int32_t> p, int64_t n, const PolicyFactory& f,
-                         std::map<uint64_t, GenerateResult>* out, uint64_t* id_slot = nullptr) {
-    Request r;
-    r.prompt = std::move(p);
-    r.options.n_predict = n;
-    r.options.stop_at_eog = false;
-    r.sampling.temperature = 0;
-    r.policies = &f;
-    r.on_done = [out, id_slot](const GenerateResult& g) { (*out)[id_slot ? *id_slot : out->size()] = g; };
-    return r;
-  }
-  static GenerateResult alone(const std::vector<int32_t>& p, int64_t n, const PolicyFactory& f) {
-    return test::greedy_run(*model_, f, p, n, pool_.get());
-  }
-  static inline std::shared_ptr<const Model> model_;
-  static inline std::unique_ptr<ThreadPool> pool_;
-  static inline std::shared_ptr<const HeadStats> stats_;
-  static inline std::unique_ptr<PolicyFactory> full_, tri_;
-};
+using SchedulerTest = test::SchedulerTest;
 
 // Prompts longer than the step budget are prefilled in chunks while the others decode; full
 // and compressed requests share steps; each gets exactly the tokens it gets alone.
@@ -79,7 +35,7 @@ TEST_F(SchedulerTest, BatchedGreedyTokensEqualRunningAlone) {
   std::map<int, GenerateResult> got;
   for (size_t i = 0; i < cases.size(); ++i) {
     Request r = request(prompt(cases[i].prompt_len, static_cast<int>(i)), cases[i].n, *cases[i].f, nullptr);
-    r.on_done = [&got, i](const GenerateResult& g) { got[static_cast<int>(i)] = g; };
+    r.on_done = [&got, i](int, const GenerateResult& g) { got[static_cast<int>(i)] = g; };
     ASSERT_EQ(s.submit(std::move(r)).status, SubmitResult::Status::Queued);
   }
   int steps = 0;

@@ -2,87 +2,20 @@
 // and not, equal to the engine run alone; stop strings; per-request KV settings with their
 // figures in usage; OpenAI-style errors (400, 401, 404, 413, 503); many clients at once; a
 // client that disconnects mid-stream frees its sequence.
-#include "server/server.h"
-
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <atomic>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
-#include "calib/calibrate.h"
-#include "core/read_file.h"
-#include "engine/generate.h"
+#include "server_test_fixture.h"
 
 namespace triattn::server {
 namespace {
 
 using json = nlohmann::json;
-const std::string kModel = std::string(TRIATTN_SHARED_DIR) + "/models/tinystories-656k";
-
-class ServerTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    model_ = Model::load(kModel);
-    ThreadPool pool(2);
-    CalibrateOptions copt;
-    copt.pool = &pool;
-    const std::string text = read_file(std::string(TRIATTN_SOURCE_DIR) + "/tests/data/calibration_stories.txt");
-    stats_ = std::make_shared<HeadStats>(calibrate_text(*model_, text, copt).stats);
-  }
-  static void TearDownTestSuite() { model_.reset(); }
-
-  // A server on a free port with these options (statistics loaded as --stats would).
-  static std::unique_ptr<Server> start(ServerOptions o = {}) {
-    o.port = 0;
-    o.threads = 2;
-    o.defaults.kv.params.stats = stats_;
-    auto s = std::make_unique<Server>(model_, o);
-    s->start();
-    return s;
-  }
-  static httplib::Result post(Server& s, const std::string& path, const json& body, const std::string& key = "") {
-    httplib::Client c("127.0.0.1", s.port());
-    c.set_read_timeout(60, 0);
-    httplib::Headers h;
-    if (!key.empty()) h.emplace("Authorization", "Bearer " + key);
-    return c.Post(path.c_str(), h, body.dump(), "application/json");
-  }
-  // The engine alone: greedy text of a prompt.
-  static std::string alone(const std::vector<int32_t>& prompt, int64_t n) {
-    KvSettings kv;
-    PolicyFactory f(*model_, kv);
-    Sequence seq(*model_, f);
-    ThreadPool pool(2);
-    Forward fwd(*model_, &pool);
-    SamplerParams sp;
-    sp.temperature = 0;
-    Sampler sampler(sp);
-    GenerateOptions opt;
-    opt.n_predict = n;
-    return generate(*model_, fwd, seq, prompt, opt, sampler).text;
-  }
-  static std::vector<int32_t> ids(const std::string& text) {
-    const Tokenizer& t = model_->tokenizer();
-    return t.encode(text, t.add_bos_default());
-  }
-  // The "data:" events of an SSE body, parsed ([DONE] as the string "[DONE]").
-  static std::vector<json> events(const std::string& body) {
-    std::vector<json> out;
-    std::istringstream in(body);
-    std::string line;
-    while (std::getline(in, line))
-      if (line.rfind("data: ", 0) == 0) {
-        const std::string d = line.substr(6);
-        out.push_back(d == "[DONE]" ? json("[DONE]") : json::parse(d));
-      }
-    return out;
-  }
-  static inline std::shared_ptr<const Model> model_;
-  static inline std::shared_ptr<const HeadStats> stats_;
-};
+using ServerTest = test::ServerTest;
+using test::kModel;
 
 TEST_F(ServerTest, CompletionEqualsTheEngineAlone) {
   auto s = start();
@@ -195,7 +128,11 @@ TEST_F(ServerTest, BadRequestsGetOpenAiErrors) {
       {{{"prompt", "x"}, {"max_tokens", -1}}, "max_tokens"},
       {{{"prompt", "x"}, {"max_tokens", 1.5}}, "max_tokens"},
       {{{"prompt", "x"}, {"stop", 5}}, "stop"},
-      {{{"prompt", "x"}, {"n", 2}}, "n"},
+      {{{"prompt", "x"}, {"n", 0}}, "n"},
+      {{{"prompt", "x"}, {"n", 17}}, "n"},
+      {{{"prompt", "x"}, {"logprobs", 21}}, "logprobs"},
+      {{{"prompt", "x"}, {"logprobs", true}}, "logprobs"},
+      {{{"prompt", "x"}, {"echo", true}, {"logprobs", 1}, {"stream", true}}, "echo"},
       {{{"prompt", "x"}, {"kv_budget", 0}}, "kv_budget"},
       {{{"prompt", "x"}, {"pruning_mode", "sideways"}}, "pruning_mode"},
       {{{"prompt", 7}}, "prompt"},
