@@ -88,8 +88,11 @@ int cmd_serve(const std::vector<std::string>& args) {
     srv.stop();
   });
   srv.start();
-  std::cerr << "serve: " << model->config().describe() << "\nserve: listening on http://" << o.host << ":"
-            << srv.port() << " (KV policy " << kv.settings.policy << ", parallel " << o.scheduler.parallel << ")\n";
+  // One write, so that a reader of this stream (tests, scripts) never sees half the address.
+  const std::string ready = "serve: " + model->config().describe() + "\nserve: listening on http://" + o.host + ":" +
+                            std::to_string(srv.port()) + " (KV policy " + kv.settings.policy + ", parallel " +
+                            std::to_string(o.scheduler.parallel) + ")\n";
+  std::cerr << ready << std::flush;
   signals.join();
   return 0;
 }

@@ -14,7 +14,8 @@ export async function startServer(args) {
     const timer = setTimeout(() => reject(new Error("server did not start: " + err)), 30000);
     server.stderr.on("data", (d) => {
       err += d;
-      const m = err.match(/listening on (http:\/\/\S+)/);
+      // The whole line: a chunk may end inside the address (then "\S+" would match half a port).
+      const m = err.match(/listening on (http:\/\/\S+) \(/);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);

@@ -94,7 +94,8 @@ class Server {
       execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
-    static const std::regex re(R"(listening on (http://\S+))");
+    // The whole line (it goes on with " (KV policy"): the log may be read while it is written.
+    static const std::regex re(R"(listening on (http://\S+) \()");
     for (int i = 0; i < 600 && url_.empty(); ++i) {  // up to a minute on a loaded machine
       std::smatch m;
       const std::string log = slurp(log_);
