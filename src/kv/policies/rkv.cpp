@@ -18,8 +18,7 @@
 #include <cmath>
 
 #include "kv/policies/policies.h"
-#include "kv/policies/recent_queries.h"
-#include "kv/policies/scored_policy.h"
+#include "kv/policies/recent_query_policy.h"
 
 namespace triattn {
 namespace {
@@ -57,25 +56,21 @@ std::vector<double> redundancy(const KvCache& cache, int layer, int kv_head, dou
   return raw;
 }
 
-class RKvPolicy final : public ScoredPolicy {
+class RKvPolicy final : public RecentQueryPolicy {
  public:
   // A forked sequence (n > 1) continues with this instance's observations and state.
   std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<RKvPolicy>(*this); }
   RKvPolicy(const PolicyParams& params, const AttentionGeometry& g)
-      : ScoredPolicy(params), queries_(g, params.obs_window), scale_(attention_scale(g)) {}
+      : RecentQueryPolicy(params, g, params.obs_window) {}
 
   std::string_view name() const override { return "rkv"; }
-  unsigned needs() const override { return kNeedQueries; }
-  void observe_query(int layer, int q_head, int32_t pos, const float* q) override {
-    queries_.push(layer, q_head, pos, q);
-  }
 
  protected:
   void score_stream(const KvCache& cache, int layer, int kv_head, const StreamSplit& split, float* scores,
                     int) override {
     const size_t n_cand = split.candidates.size();
     std::vector<double> imp(n_cand);
-    recent_attention_importance(cache, layer, kv_head, queries_, split, scale_, params_.pool_kernel, imp.data());
+    importance(cache, layer, kv_head, split, params_.pool_kernel, imp.data());
     const int G = queries_.group();
     const int64_t m = queries_.count(layer, kv_head * G);
     const double norm = m > 0 ? 1.0 / (static_cast<double>(m) * G) : 0.0;
@@ -84,10 +79,6 @@ class RKvPolicy final : public ScoredPolicy {
     for (size_t i = 0; i < n_cand; ++i)
       scores[i] = static_cast<float>(lambda * imp[i] * norm - (1.0 - lambda) * red[split.candidates[i]]);
   }
-
- private:
-  RecentQueries queries_;
-  double scale_;
 };
 
 }  // namespace

@@ -8,36 +8,27 @@
 // w queries processed last. Chunks hold at most β tokens (max_append), so the recent queries
 // of a long prompt are those of its latest chunk; w > β simply reaches into earlier chunks.
 #include "kv/policies/policies.h"
-#include "kv/policies/recent_queries.h"
-#include "kv/policies/scored_policy.h"
+#include "kv/policies/recent_query_policy.h"
 
 namespace triattn {
 namespace {
 
-class SnapKvPolicy final : public ScoredPolicy {
+class SnapKvPolicy final : public RecentQueryPolicy {
  public:
   // A forked sequence (n > 1) continues with this instance's observations and state.
   std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<SnapKvPolicy>(*this); }
   SnapKvPolicy(const PolicyParams& params, const AttentionGeometry& g)
-      : ScoredPolicy(params), queries_(g, params.obs_window), scale_(attention_scale(g)) {}
+      : RecentQueryPolicy(params, g, params.obs_window) {}
 
   std::string_view name() const override { return "snapkv"; }
-  unsigned needs() const override { return kNeedQueries; }
-  void observe_query(int layer, int q_head, int32_t pos, const float* q) override {
-    queries_.push(layer, q_head, pos, q);
-  }
 
  protected:
   void score_stream(const KvCache& cache, int layer, int kv_head, const StreamSplit& split, float* scores,
                     int) override {
     std::vector<double> imp(split.candidates.size());
-    recent_attention_importance(cache, layer, kv_head, queries_, split, scale_, params_.pool_kernel, imp.data());
+    importance(cache, layer, kv_head, split, params_.pool_kernel, imp.data());
     for (size_t i = 0; i < imp.size(); ++i) scores[i] = static_cast<float>(imp[i]);
   }
-
- private:
-  RecentQueries queries_;
-  double scale_;
 };
 
 }  // namespace

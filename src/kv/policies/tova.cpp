@@ -4,36 +4,27 @@
 // the latest prefill chunk); TOVA as published evicts one token per step, here the shared
 // B + β trigger cuts β at a time with the same score.
 #include "kv/policies/policies.h"
-#include "kv/policies/recent_queries.h"
-#include "kv/policies/scored_policy.h"
+#include "kv/policies/recent_query_policy.h"
 
 namespace triattn {
 namespace {
 
-class TovaPolicy final : public ScoredPolicy {
+class TovaPolicy final : public RecentQueryPolicy {
  public:
   // A forked sequence (n > 1) continues with this instance's observations and state.
   std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<TovaPolicy>(*this); }
   TovaPolicy(const PolicyParams& params, const AttentionGeometry& g)
-      : ScoredPolicy(params), queries_(g, /*capacity=*/1), scale_(attention_scale(g)) {}
+      : RecentQueryPolicy(params, g, /*capacity=*/1) {}
 
   std::string_view name() const override { return "tova"; }
-  unsigned needs() const override { return kNeedQueries; }
-  void observe_query(int layer, int q_head, int32_t pos, const float* q) override {
-    queries_.push(layer, q_head, pos, q);
-  }
 
  protected:
   void score_stream(const KvCache& cache, int layer, int kv_head, const StreamSplit& split, float* scores,
                     int) override {
     std::vector<double> att(split.candidates.size());
-    recent_attention_importance(cache, layer, kv_head, queries_, split, scale_, /*kernel=*/1, att.data());
+    importance(cache, layer, kv_head, split, /*kernel=*/1, att.data());
     for (size_t i = 0; i < att.size(); ++i) scores[i] = static_cast<float>(att[i]);
   }
-
- private:
-  RecentQueries queries_;
-  double scale_;
 };
 
 }  // namespace
