@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 
 #include "core/error.h"
 #include "engine/sequence.h"
@@ -23,34 +24,58 @@ double time_prefill(const Model& model, Forward& forward, const PolicyFactory& p
 }
 
 DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFactory& policies, SyntheticKv& filler,
-                          int64_t depth, int64_t steps, int32_t first_token) {
-  Sequence seq(model, policies);
-  // Full attention grows without bound: size the streams once so that the fill does not
-  // double-and-copy gigabytes (capacity is not counted in the peak figures, live rows are).
-  if (seq.memory_bound() == 0) seq.cache().reserve(depth + steps);
-  filler.fill(seq, depth, forward.pool());
+                          int64_t depth, int64_t steps, int32_t first_token, int batch) {
+  if (batch < 1) fail("bench: the batch must hold at least one sequence");
+  std::vector<std::unique_ptr<Sequence>> seqs;
+  for (int b = 0; b < batch; ++b) {
+    seqs.push_back(std::make_unique<Sequence>(model, policies));
+    Sequence& seq = *seqs.back();
+    // Full attention grows without bound: size the streams once so that the fill does not
+    // double-and-copy gigabytes (capacity is not counted in the peak figures, live rows are).
+    if (seq.memory_bound() == 0) seq.cache().reserve(depth + steps);
+    filler.fill(seq, depth, forward.pool());
+  }
 
   DecodeMeasure m;
-  m.steps = steps;
-  const double scoring0 = seq.stats().scoring_ms;
-  const int64_t prunes0 = seq.cache().prune_events();
-  int32_t token = first_token;
+  m.batch = batch;
+  m.steps = steps * batch;
+  double scoring0 = 0;
+  int64_t prunes0 = 0;
+  for (const auto& s : seqs) {
+    scoring0 += s->stats().scoring_ms;
+    prunes0 += s->cache().prune_events();
+  }
+  const int32_t vocab = model.config().vocab_size;
+  std::vector<int32_t> tokens(static_cast<size_t>(batch));
+  for (int b = 0; b < batch; ++b) tokens[static_cast<size_t>(b)] = (first_token + b) % vocab;
+  std::vector<ForwardItem> items(static_cast<size_t>(batch));
+  std::vector<std::vector<float>> logits;
   double kv_bytes_sum = 0;
   for (int64_t i = 0; i < steps; ++i) {
     const auto t0 = Clock::now();
-    const std::vector<float> logits = seq.feed(std::span<const int32_t>(&token, 1), forward);
+    for (int b = 0; b < batch; ++b)
+      items[static_cast<size_t>(b)] = seqs[static_cast<size_t>(b)]->begin_step(
+          std::span<const int32_t>(&tokens[static_cast<size_t>(b)], 1), ForwardItem::Logits::Last, forward.pool());
+    forward.run(items, logits);
+    for (int b = 0; b < batch; ++b) seqs[static_cast<size_t>(b)]->end_step(items[static_cast<size_t>(b)].tokens);
     m.seconds += seconds_since(t0);
-    // After the append, the cache holds exactly the rows this step's attention read.
-    kv_bytes_sum += static_cast<double>(seq.cache().bytes_in_use());
-    if (logits.empty()) fail("bench: decode step returned no logits");
-    token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    for (int b = 0; b < batch; ++b) {
+      const std::vector<float>& l = logits[static_cast<size_t>(b)];
+      if (l.empty()) fail("bench: decode step returned no logits");
+      tokens[static_cast<size_t>(b)] = static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());
+      // After the append, the cache holds exactly the rows this step's attention read.
+      kv_bytes_sum += static_cast<double>(seqs[static_cast<size_t>(b)]->cache().bytes_in_use());
+    }
   }
-  m.scoring_ms = seq.stats().scoring_ms - scoring0;
-  m.prune_events = seq.cache().prune_events() - prunes0;
-  m.kv_read_bytes = steps > 0 ? kv_bytes_sum / static_cast<double>(steps) : 0;
-  seq.update_stats();
-  m.kv_peak_bytes = seq.cache().peak_bytes();
-  m.kv_peak_tokens = seq.cache().peak_tokens();
+  for (const auto& s : seqs) {
+    m.scoring_ms += s->stats().scoring_ms;
+    m.prune_events += s->cache().prune_events();
+    m.kv_peak_bytes = std::max(m.kv_peak_bytes, s->cache().peak_bytes());
+    m.kv_peak_tokens = std::max(m.kv_peak_tokens, s->cache().peak_tokens());
+  }
+  m.scoring_ms -= scoring0;
+  m.prune_events -= prunes0;
+  m.kv_read_bytes = m.steps > 0 ? kv_bytes_sum / static_cast<double>(m.steps) : 0;
   return m;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// One timed measurement of `triattn bench`, through the real engine path (Sequence::feed):
-// a prefill from an empty cache, or decode steps after the cache holds `depth` tokens.
+// One timed measurement of `triattn bench`, through the real engine path (Sequence's steps):
+// a prefill from an empty cache, or decode steps after the cache holds `depth` tokens, for
+// one sequence or a batch of them stepped together (the server's batched forward pass).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -17,22 +18,24 @@ double time_prefill(const Model& model, Forward& forward, const PolicyFactory& p
                     std::span<const int32_t> tokens);
 
 struct DecodeMeasure {
-  int64_t steps = 0;
+  int batch = 1;               // sequences stepped together
+  int64_t steps = 0;           // tokens decoded, over all of them
   double seconds = 0;          // wall time of the decode steps (scoring included)
   double scoring_ms = 0;       // policy time inside those steps (Sequence's scoring_ms)
-  double kv_read_bytes = 0;    // mean K+V bytes attention read per step (rows held after append)
-  size_t kv_peak_bytes = 0;    // largest live K+V over fill and decode
+  double kv_read_bytes = 0;    // mean K+V bytes one sequence's attention read per step (rows after append)
+  size_t kv_peak_bytes = 0;    // largest live K+V of one sequence over fill and decode
   int64_t kv_peak_tokens = 0;  // largest stream over fill and decode
   int64_t prune_events = 0;    // during the decode steps
 
-  double tok_s() const { return seconds > 0 ? steps / seconds : 0; }
+  double tok_s() const { return seconds > 0 ? steps / seconds : 0; }  // summed over the batch
   double scoring_share() const { return seconds > 0 ? scoring_ms / 1000.0 / seconds : 0; }
 };
 
-// Fills a fresh sequence to `depth` with synthetic KV, then times `steps` single-token feeds
-// (greedy: each step feeds the argmax of the previous logits, starting from `first_token`).
+// Fills `batch` fresh sequences to `depth` with synthetic KV, then times `steps` forward
+// steps of one token per sequence, all sequences in one forward call (greedy: each feeds the
+// argmax of its previous logits, starting from first_token + its index).
 DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFactory& policies, SyntheticKv& filler,
-                          int64_t depth, int64_t steps, int32_t first_token);
+                          int64_t depth, int64_t steps, int32_t first_token, int batch = 1);
 
 // Median and sample standard deviation (0 for fewer than two values).
 struct Spread {

@@ -4,6 +4,8 @@
 //   tg: --tg decode steps after the cache holds `depth` tokens. The depth is filled with
 //       synthetic cache contents (cli/bench_synthetic_kv.h) through the policy's own pruning,
 //       because a real prefill of 32K tokens would take far longer than the measurement.
+//       With --batch N, N such sequences decode together, one token each per forward call
+//       (the server's batched step), and tok/s is their sum.
 // Every figure is the median over --reps repetitions (interleaved across policies and depths,
 // so a noisy neighbour on a shared machine hits all of them alike), with its spread. Within a
 // repetition the depths go in the order given, and at each depth every policy in turn.
@@ -14,6 +16,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <tuple>
 
 #include "cli/bench_bandwidth.h"
 #include "cli/bench_calibration.h"
@@ -34,6 +37,7 @@ struct BenchOptions {
   int reps = 3;
   std::vector<int64_t> depths{0, 4096, 16384};
   std::vector<std::string> policies{"full", "triattention"};
+  std::vector<int> batches{1};
   int64_t pp = 512, tg = 128;
   int64_t probe_mib = 1024;
   int probe_runs = 5;
@@ -42,7 +46,7 @@ struct BenchOptions {
   bool json = false;
 };
 
-// One (policy, depth) cell: every repetition's raw figures.
+// One (policy, depth, batch) cell: every repetition's raw figures.
 struct Cell {
   std::vector<double> pp_tok_s, tg_tok_s, scoring_share;
   std::vector<DecodeMeasure> decode;
@@ -82,6 +86,9 @@ void validate(const BenchOptions& o) {
   for (int64_t d : o.depths)
     if (d < 0) fail("--depths: depth ", d, " is negative");
   if (o.policies.empty()) fail("--policies is empty");
+  if (o.batches.empty()) fail("--batch is empty");
+  for (int b : o.batches)
+    if (b < 1 || b > 256) fail("--batch: ", b, " sequences; each batch must hold 1 to 256");
   for (const std::string& p : o.policies)
     if (!find_policy(p)) {
       std::string known;
@@ -106,6 +113,9 @@ int cmd_bench(const std::vector<std::string>& args) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--policies", o.policies, "KV policies to compare (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--batch", o.batches, "sequences decoding together, per measurement (comma-separated; tok/s summed)")
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--reps", o.reps, "repetitions of every measurement (median and sd reported)")->capture_default_str();
@@ -181,7 +191,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   const int32_t first_token = static_cast<int32_t>(rng() % static_cast<uint64_t>(cfg.vocab_size));
   SyntheticKv filler(*model, forward, o.sample_tokens, o.seed);
 
-  std::map<std::pair<std::string, int64_t>, Cell> cells;
+  std::map<std::tuple<std::string, int64_t, int>, Cell> cells;
   std::map<std::string, std::vector<double>> pp_by_policy;
   for (int rep = 0; rep < o.reps; ++rep) {
     probe_again();
@@ -197,54 +207,58 @@ int cmd_bench(const std::vector<std::string>& args) {
     // run follow the first one's 32K-token run and its 3.6 GB free, which measured up to 18%
     // slower than the same run on its own.)
     for (int64_t d : o.depths)
-      for (const std::string& p : o.policies) {
-        const DecodeMeasure m = time_decode(*model, forward, *factories[p], filler, d, o.tg, first_token);
-        Cell& c = cells[{p, d}];
-        c.pp_tok_s.push_back(o.pp > 0 ? pp_by_policy[p].back() : 0);
-        c.tg_tok_s.push_back(m.tok_s());
-        c.scoring_share.push_back(m.scoring_share());
-        c.decode.push_back(m);
-        std::fprintf(stderr, "bench: rep %d/%d %s depth %lld tg%lld %.2f tok/s, scoring %.2f%%\n", rep + 1, o.reps,
-                     p.c_str(), static_cast<long long>(d), static_cast<long long>(o.tg), m.tok_s(),
-                     100 * m.scoring_share());
-      }
+      for (int b : o.batches)
+        for (const std::string& p : o.policies) {
+          const DecodeMeasure m = time_decode(*model, forward, *factories[p], filler, d, o.tg, first_token, b);
+          Cell& c = cells[{p, d, b}];
+          c.pp_tok_s.push_back(o.pp > 0 ? pp_by_policy[p].back() : 0);
+          c.tg_tok_s.push_back(m.tok_s());
+          c.scoring_share.push_back(m.scoring_share());
+          c.decode.push_back(m);
+          std::fprintf(stderr, "bench: rep %d/%d %s depth %lld batch %d tg%lld %.2f tok/s, scoring %.2f%%\n", rep + 1,
+                       o.reps, p.c_str(), static_cast<long long>(d), b, static_cast<long long>(o.tg), m.tok_s(),
+                       100 * m.scoring_share());
+        }
   }
 
   const double weight_bytes = static_cast<double>(model->weight_bytes());
   const double flops_per_token = 2.0 * static_cast<double>(matmul_params(*model));
   nlohmann::json runs = nlohmann::json::array();
   for (const std::string& p : o.policies)
-    for (int64_t d : o.depths) {
-      const Cell& c = cells[{p, d}];
-      const Spread pp = spread(c.pp_tok_s), tg = spread(c.tg_tok_s), sc = spread(c.scoring_share);
-      double kv_read = 0;
-      size_t peak_bytes = 0;
-      int64_t peak_tokens = 0, prunes = 0;
-      for (const DecodeMeasure& m : c.decode) {
-        kv_read += m.kv_read_bytes / static_cast<double>(c.decode.size());
-        peak_bytes = std::max(peak_bytes, m.kv_peak_bytes);
-        peak_tokens = std::max(peak_tokens, m.kv_peak_tokens);
-        prunes = std::max(prunes, m.prune_events);
+    for (int64_t d : o.depths)
+      for (int b : o.batches) {
+        const Cell& c = cells[{p, d, b}];
+        const Spread pp = spread(c.pp_tok_s), tg = spread(c.tg_tok_s), sc = spread(c.scoring_share);
+        double kv_read = 0;
+        size_t peak_bytes = 0;
+        int64_t peak_tokens = 0, prunes = 0;
+        for (const DecodeMeasure& m : c.decode) {
+          kv_read += m.kv_read_bytes / static_cast<double>(c.decode.size());
+          peak_bytes = std::max(peak_bytes, m.kv_peak_bytes);
+          peak_tokens = std::max(peak_tokens, m.kv_peak_tokens);
+          prunes = std::max(prunes, m.prune_events);
+        }
+        // A step reads the weights once for the whole batch and each sequence's own cache.
+        const double bw = (weight_bytes / b + kv_read) * tg.median / 1e9;
+        runs.push_back({{"policy", p},
+                        {"depth", d},
+                        {"batch", b},
+                        {"pp_tok_s", pp.median},
+                        {"pp_tok_s_sd", pp.sd},
+                        {"gflops", flops_per_token * pp.median / 1e9},
+                        {"tg_tok_s", tg.median},
+                        {"tg_tok_s_sd", tg.sd},
+                        {"kv_peak_bytes", peak_bytes},
+                        {"kv_peak_tokens", peak_tokens},
+                        {"kv_bytes_per_token", kv_read},
+                        {"scoring_share", sc.median},
+                        {"prune_events", prunes},
+                        {"bandwidth_gbs", bw},
+                        {"bandwidth_share", probe.best_gbs > 0 ? bw / probe.best_gbs : 0},
+                        {"weight_bytes", model->weight_bytes()},
+                        {"synthetic_depth", true},
+                        {"reps", o.reps}});
       }
-      const double bw = (weight_bytes + kv_read) * tg.median / 1e9;
-      runs.push_back({{"policy", p},
-                      {"depth", d},
-                      {"pp_tok_s", pp.median},
-                      {"pp_tok_s_sd", pp.sd},
-                      {"gflops", flops_per_token * pp.median / 1e9},
-                      {"tg_tok_s", tg.median},
-                      {"tg_tok_s_sd", tg.sd},
-                      {"kv_peak_bytes", peak_bytes},
-                      {"kv_peak_tokens", peak_tokens},
-                      {"kv_bytes_per_token", kv_read},
-                      {"scoring_share", sc.median},
-                      {"prune_events", prunes},
-                      {"bandwidth_gbs", bw},
-                      {"bandwidth_share", probe.best_gbs > 0 ? bw / probe.best_gbs : 0},
-                      {"weight_bytes", model->weight_bytes()},
-                      {"synthetic_depth", true},
-                      {"reps", o.reps}});
-    }
 
   const KvSettings& s = kv.settings;
   if (o.json) {
@@ -288,16 +302,18 @@ int cmd_bench(const std::vector<std::string>& args) {
               calibration.c_str());
   std::printf("          pp%lld from an empty cache; tg%lld after the cache holds `depth` tokens of synthetic KV\n"
               "          (sampled from a real %lld-token prefill, pruned by the policy as a real prefill would be);\n"
-              "          medians of %d reps (sd); GB/s = (weights + KV read per token) x tok/s\n\n",
+              "          medians of %d reps (sd); tg tok/s summed over the batch;\n"
+              "          GB/s = (weights / batch + KV read per sequence-step) x tok/s\n\n",
               static_cast<long long>(o.pp), static_cast<long long>(o.tg), static_cast<long long>(filler.sample_tokens()),
               o.reps);
-  std::printf("%-13s %7s %10s %8s %18s %10s %10s %8s %8s %6s\n", "policy", "depth", "pp tok/s", "GFLOP/s",
-              "tg tok/s (sd)", "KVpk MiB", "KVrd MiB", "score %", "GB/s", "% bw");
+  std::printf("%-13s %7s %5s %10s %8s %18s %10s %10s %8s %8s %6s\n", "policy", "depth", "batch", "pp tok/s",
+              "GFLOP/s", "tg tok/s (sd)", "KVpk MiB", "KVrd MiB", "score %", "GB/s", "% bw");
   for (const nlohmann::json& r : runs) {
     char tg[32];
     std::snprintf(tg, sizeof tg, "%.2f (%.2f)", r["tg_tok_s"].get<double>(), r["tg_tok_s_sd"].get<double>());
-    std::printf("%-13s %7lld %10.1f %8.1f %18s %10.1f %10.1f %8.2f %8.2f %6.1f\n",
+    std::printf("%-13s %7lld %5d %10.1f %8.1f %18s %10.1f %10.1f %8.2f %8.2f %6.1f\n",
                 r["policy"].get<std::string>().c_str(), static_cast<long long>(r["depth"].get<int64_t>()),
+                r["batch"].get<int>(),
                 r["pp_tok_s"].get<double>(), r["gflops"].get<double>(), tg,
                 r["kv_peak_bytes"].get<double>() / 1048576.0, r["kv_bytes_per_token"].get<double>() / 1048576.0,
                 100 * r["scoring_share"].get<double>(), r["bandwidth_gbs"].get<double>(),

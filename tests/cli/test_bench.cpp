@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -89,6 +90,32 @@ TEST(Bench, JsonFullVersusTriAttention) {
   ASSERT_TRUE(tri0);
   EXPECT_EQ(tri0->at("prune_events").get<int64_t>(), 0);
   EXPECT_EQ(tri0->at("kv_peak_tokens").get<int64_t>(), 128);
+}
+
+// --batch: sequences decoding together. Each keeps its own cache (the same per-sequence peak
+// as alone), TriAttention prunes each of them, and a bad batch is refused by name.
+TEST(Bench, BatchedDecodeKeepsEachSequencesMemory) {
+  const BenchRun r = run_bench("-t 1 --depths 300 --batch 1,3 --kv-budget 64 --divide-length 16 --reps 1 --pp 0 "
+                               "--tg 20 --probe-mib 16 --probe-runs 1 --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& runs = j.at("runs");
+  ASSERT_EQ(runs.size(), 4u);  // 2 policies x 2 batches
+  std::map<std::pair<std::string, int>, nlohmann::json> by;
+  for (const auto& run : runs) by[{run.at("policy").get<std::string>(), run.at("batch").get<int>()}] = run;
+  for (const std::string p : {"full", "triattention"}) {
+    const auto& one = by.at({p, 1});
+    const auto& three = by.at({p, 3});
+    EXPECT_GT(three.at("tg_tok_s").get<double>(), 0);
+    EXPECT_EQ(three.at("kv_peak_tokens"), one.at("kv_peak_tokens")) << p;
+    EXPECT_DOUBLE_EQ(three.at("kv_bytes_per_token").get<double>(), one.at("kv_bytes_per_token").get<double>()) << p;
+  }
+  EXPECT_EQ(by.at({"full", 3}).at("kv_peak_tokens"), 320);
+  EXPECT_LE(by.at({"triattention", 3}).at("kv_peak_tokens").get<int>(), 64 + 16);
+  EXPECT_EQ(by.at({"triattention", 3}).at("prune_events").get<int>(), 3 * by.at({"triattention", 1}).at("prune_events").get<int>());
+  const BenchRun bad = run_bench("--batch 0", true);
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.out.find("--batch"), std::string::npos) << bad.out;
 }
 
 TEST(Bench, RepetitionsAndTextTable) {
