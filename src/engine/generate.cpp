@@ -25,4 +25,15 @@ GenerateResult generate(const Model& model, Forward& forward, Sequence& seq, std
   return g.result();
 }
 
+GenerateResult generate_fresh(const Model& model, Forward& forward, const PolicyFactory& policies,
+                              std::span<const int32_t> prompt, int64_t n, const SamplerParams& sampling,
+                              NoticeFn notices) {
+  Sequence seq(model, policies, std::move(notices));
+  Sampler sampler(sampling);
+  GenerateOptions opt;
+  opt.n_predict = n;
+  opt.stop_at_eog = false;
+  return generate(model, forward, seq, prompt, opt, sampler);
+}
+
 }  // namespace triattn

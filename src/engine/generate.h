@@ -69,4 +69,11 @@ using TextCallback = std::function<bool(const std::string& text)>;
 GenerateResult generate(const Model& model, Forward& forward, Sequence& seq, std::span<const int32_t> prompt,
                         const GenerateOptions& opt, Sampler& sampler, const TextCallback& on_text = nullptr);
 
+// Exactly n tokens (end-of-generation ignored) on a fresh sequence of `policies`, sampled with
+// `sampling` (temperature 0: greedy): the run alone that evaluations and tests compare
+// batched, forked or compressed runs against.
+GenerateResult generate_fresh(const Model& model, Forward& forward, const PolicyFactory& policies,
+                              std::span<const int32_t> prompt, int64_t n, const SamplerParams& sampling,
+                              NoticeFn notices = nullptr);
+
 }  // namespace triattn

@@ -42,14 +42,9 @@ double mean_of(const std::vector<AgreeSample>& s, F f) {
 
 std::vector<int32_t> greedy(const Model& model, Forward& forward, const PolicyFactory& f,
                             const std::vector<int32_t>& prompt, int64_t n) {
-  Sequence seq(model, f);
   SamplerParams sp;
   sp.temperature = 0;
-  Sampler sampler(sp);
-  GenerateOptions opt;
-  opt.n_predict = n;
-  opt.stop_at_eog = false;
-  return generate(model, forward, seq, prompt, opt, sampler).tokens;
+  return generate_fresh(model, forward, f, prompt, n, sp).tokens;
 }
 }  // namespace
 

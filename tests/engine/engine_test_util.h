@@ -27,15 +27,10 @@ struct Generation {
 // go to `notices` when given.
 inline GenerateResult greedy_run(const Model& m, const PolicyFactory& policies, const std::vector<int32_t>& prompt,
                                  int64_t n, ThreadPool* pool, NoticeFn notices = nullptr) {
-  Sequence seq(m, policies, std::move(notices));
   Forward fwd(m, pool);
   SamplerParams sp;
   sp.temperature = 0;
-  Sampler sampler(sp);
-  GenerateOptions opt;
-  opt.n_predict = n;
-  opt.stop_at_eog = false;
-  return generate(m, fwd, seq, prompt, opt, sampler);
+  return generate_fresh(m, fwd, policies, prompt, n, sp, std::move(notices));
 }
 
 inline Generation greedy_generate(const Model& m, const KvSettings& kv, const std::vector<int32_t>& prompt, int64_t n,

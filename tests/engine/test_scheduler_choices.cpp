@@ -18,16 +18,11 @@ using SchedulerChoicesTest = test::SchedulerTest;
 // seed + i gives alone: the fork copies the prompt's cache and sampler state faithfully.
 GenerateResult sampled_alone(const Model& m, const PolicyFactory& f, const std::vector<int32_t>& prompt, int64_t n,
                              uint64_t seed, ThreadPool* pool) {
-  Sequence seq(m, f);
   Forward fwd(m, pool);
   SamplerParams sp;
   sp.temperature = 1.0f;
   sp.seed = seed;
-  Sampler sampler(sp);
-  GenerateOptions opt;
-  opt.n_predict = n;
-  opt.stop_at_eog = false;
-  return generate(m, fwd, seq, prompt, opt, sampler);
+  return generate_fresh(m, fwd, f, prompt, n, sp);
 }
 
 TEST_F(SchedulerChoicesTest, ChoicesSharePrefillAndEachEqualsItsSeedAlone) {
@@ -90,7 +85,9 @@ TEST_F(SchedulerChoicesTest, EveryPolicyForksWithItsState) {
     ASSERT_EQ(got.size(), 2u) << info.name;
     EXPECT_EQ(got[0].tokens, one.tokens) << info.name;
     EXPECT_EQ(got[1].tokens, one.tokens) << info.name;
-    if (info.prunes) EXPECT_GT(got[1].stats.prune_events, 1) << info.name << " prunes after the fork too";
+    if (info.prunes) {
+      EXPECT_GT(got[1].stats.prune_events, 1) << info.name << " prunes after the fork too";
+    }
   }
 }
 
