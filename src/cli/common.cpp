@@ -77,7 +77,7 @@ void add_kv_options(CLI::App& app, KvOptions& kv) {
   // The baselines' own knobs (PolicyInfo::params).
   app.add_option("--obs-window", s.params.obs_window, "snapkv, rkv: w, the last queries whose attention scores the cache")
       ->capture_default_str();
-  app.add_option("--pool-kernel", s.params.pool_kernel, "snapkv, rkv: max-pooling width (odd) over neighbouring keys")
+  app.add_option("--pool-kernel", s.params.pool_kernel, "snapkv, rkv, triattention-split: max-pooling width (odd) over neighbouring keys")
       ->capture_default_str();
   app.add_option("--rkv-lambda", s.params.rkv_lambda, "rkv: lambda, the weight of importance against redundancy")
       ->capture_default_str();

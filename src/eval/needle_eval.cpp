@@ -37,6 +37,10 @@ double NeedleResult::accuracy() const {
   return static_cast<double>(std::count(correct.begin(), correct.end(), true)) / static_cast<double>(correct.size());
 }
 
+int64_t NeedleResult::max_kv_peak() const {
+  return kv_peak.empty() ? 0 : *std::max_element(kv_peak.begin(), kv_peak.end());
+}
+
 double NeedleResult::accuracy_in_quarter(const std::vector<NeedleItem>& items, int q) const {
   int64_t n = 0, ok = 0;
   for (size_t i = 0; i < items.size(); ++i) {
@@ -63,6 +67,7 @@ std::vector<NeedleResult> run_needle(const Model& model, const ConfigFactories& 
     results[c].config = configs.configs()[c];
     results[c].outputs.resize(N);
     results[c].correct.resize(N);
+    results[c].kv_peak.resize(N);
   }
   Progress bar("needle", static_cast<int64_t>(C * N), progress);
   run_parallel(&model, static_cast<int64_t>(C * N), threads, [&](int64_t job, Forward* fw) {
@@ -76,6 +81,7 @@ std::vector<NeedleResult> run_needle(const Model& model, const ConfigFactories& 
     const GenerateResult g = generate(model, *fw, seq, prompts[i], opt, sampler);
     results[c].outputs[i] = g.text;
     results[c].correct[i] = needle_correct(g.text, items[i].answer);
+    results[c].kv_peak[i] = seq.stats().kv_peak_tokens;
     bar.advance();
   });
   bar.finish();
@@ -89,7 +95,9 @@ TaskReport needle_report(const std::vector<NeedleResult>& results, const std::ve
   rep.json["task"] = "needle";
   rep.json["items"] = items.size();
   rep.json["results"] = nlohmann::json::array();
-  rep.table.columns = {"policy", "budget", "accuracy", "depth 0-25%", "25-50%", "50-75%", "75-100%"};
+  // KV peak: the most tokens any (layer, KV head) held over every item, long prompts' prefill
+  // included (at most B + β for a pruning policy: the protocol's memory bound).
+  rep.table.columns = {"policy", "budget", "accuracy", "depth 0-25%", "25-50%", "50-75%", "75-100%", "KV peak"};
   std::vector<double> acc;
   std::vector<EvalConfig> cfgs;
   auto or_null = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
@@ -98,7 +106,8 @@ TaskReport needle_report(const std::vector<NeedleResult>& results, const std::ve
     for (size_t i = 0; i < items.size(); ++i)
       samples.push_back({{"line", items[i].line}, {"answer", items[i].answer},
                          {"depth", items[i].depth < 0 ? nlohmann::json() : nlohmann::json(items[i].depth)},
-                         {"output", r.outputs[i]}, {"correct", static_cast<bool>(r.correct[i])}});
+                         {"output", r.outputs[i]}, {"correct", static_cast<bool>(r.correct[i])},
+                         {"kv_peak_tokens", r.kv_peak[i]}});
     std::vector<nlohmann::json> row = {r.config.policy,
                                        r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json("-"),
                                        r.accuracy()};
@@ -106,10 +115,12 @@ TaskReport needle_report(const std::vector<NeedleResult>& results, const std::ve
       by_depth.push_back(or_null(r.accuracy_in_quarter(items, q)));
       row.push_back(or_null(r.accuracy_in_quarter(items, q)));
     }
+    row.push_back(r.max_kv_peak());
     rep.json["results"].push_back({{"policy", r.config.policy},
                                    {"budget", r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json()},
                                    {"accuracy", r.accuracy()},
                                    {"accuracy_by_depth_quarter", by_depth},
+                                   {"kv_peak_tokens", r.max_kv_peak()},
                                    {"samples", samples}});
     rep.table.rows.push_back(std::move(row));
     acc.push_back(r.accuracy());

@@ -31,7 +31,9 @@ struct NeedleResult {
   EvalConfig config;
   std::vector<std::string> outputs;  // per item
   std::vector<bool> correct;
+  std::vector<int64_t> kv_peak;  // per item: the most tokens any (layer, KV head) held (prefill included)
   double accuracy() const;
+  int64_t max_kv_peak() const;
   // Accuracy over the items whose depth falls in quarter q (0..3), NaN when none.
   double accuracy_in_quarter(const std::vector<NeedleItem>& items, int q) const;
 };

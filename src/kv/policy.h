@@ -48,10 +48,10 @@ struct PolicyParams {
   uint64_t seed = 0;             // random: the draw (same seed, same keep sets)
   // The baselines' own knobs (PolicyInfo::params says which policy reads which).
   int64_t obs_window = 32;       // snapkv, rkv: w, the last queries whose attention scores the cache
-  int64_t pool_kernel = 7;       // snapkv, rkv: max-pooling width over neighbouring candidates (odd)
+  int64_t pool_kernel = 7;       // snapkv, rkv, triattention-split: max-pooling width over neighbouring candidates (odd)
   double rkv_lambda = 0.1;       // rkv: λ in λ·importance − (1−λ)·redundancy
   double rkv_threshold = 0.5;    // rkv: cosine similarity above which two keys count as redundant
-  std::shared_ptr<const HeadStats> stats;  // triattention
+  std::shared_ptr<const HeadStats> stats;  // triattention, triattention-split
 
   // Same knobs (statistics compared by identity): two sequences may then share a cache
   // (the server's conversation reuse). Defaulted, so a new knob takes part by itself.

@@ -39,18 +39,24 @@ PolicyParamInfo obs_window_param() {
 }
 PolicyParamInfo pool_kernel_param() {
   return {"--pool-kernel", std::to_string(kDefaults.pool_kernel),
-          "max-pooling width (odd) over neighbouring candidates' attention"};
+          "max-pooling width (odd) over neighbouring candidates' scores"};
 }
 
-void check_window_knobs(const char* who, const PolicyParams& p) {
-  if (p.obs_window < 1 || p.obs_window > kMaxObsWindow)
-    fail("--obs-window (", who, ") must be between 1 and ", kMaxObsWindow, " queries, got ", p.obs_window);
+void check_pool_kernel(const char* who, const PolicyParams& p) {
   if (p.pool_kernel < 1 || p.pool_kernel > kMaxPoolKernel || p.pool_kernel % 2 == 0)
     fail("--pool-kernel (", who, ") must be an odd width between 1 and ", kMaxPoolKernel,
          " (it is centred on each key), got ", p.pool_kernel);
 }
 
+void check_window_knobs(const char* who, const PolicyParams& p) {
+  if (p.obs_window < 1 || p.obs_window > kMaxObsWindow)
+    fail("--obs-window (", who, ") must be between 1 and ", kMaxObsWindow, " queries, got ", p.obs_window);
+  check_pool_kernel(who, p);
+}
+
 void check_snapkv(const PolicyParams& p) { check_window_knobs("snapkv", p); }
+
+void check_triattention_split(const PolicyParams& p) { check_pool_kernel("triattention-split", p); }
 
 void check_rkv(const PolicyParams& p) {
   check_window_knobs("rkv", p);
@@ -80,6 +86,18 @@ const std::vector<Entry>& entries() {
       i.prunes = true;
       i.default_mode = PruningMode::PerHead;  // as the official implementation
       v.push_back({i, make_triattention_policy});
+    }
+    {
+      PolicyInfo i;
+      i.name = "triattention-split";
+      i.description =
+          "TriAttention with its two terms ranked apart: keeps a key that the mean query will attend to (trig "
+          "term) or that a query straying from the mean could (spread term), max-pooled, per (layer, KV head); "
+          "keeps what a long prompt's question will ask for (needs --stats)";
+      i.needs_stats = true;
+      i.prunes = true;
+      i.params = {pool_kernel_param()};
+      v.push_back({i, make_triattention_split_policy, check_triattention_split});
     }
     {
       PolicyInfo i;

@@ -83,9 +83,33 @@ void score_keys_scalar(const HeadCoeffs* heads, int n_heads, const void* keys, D
   }
 }
 
+void score_spread(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
+                  std::span<const int32_t> rows, float* out) {
+  if (n_heads <= 0) return;
+  if (type != DType::F32 && type != DType::F16)
+    fail("triattention scoring: keys of type ", dtype_name(type), " are not supported (F32 or F16)");
+  const int half = heads[0].half;
+  std::vector<float> k(2 * static_cast<size_t>(half)), e(static_cast<size_t>(half));
+  const auto* base = static_cast<const uint8_t*>(keys);
+  const size_t n = rows.size();
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* row = base + static_cast<size_t>(rows[i]) * row_bytes;
+    for (int f = 0; f < 2 * half; ++f)
+      k[f] = type == DType::F32 ? reinterpret_cast<const float*>(row)[f]
+                                : f16_to_f32(reinterpret_cast<const uint16_t*>(row)[f]);
+    for (int f = 0; f < half; ++f) e[f] = k[f] * k[f] + k[half + f] * k[half + f];  // |K_f|², shared by the group
+    for (int j = 0; j < n_heads; ++j) {
+      const float* w = heads[j].w();
+      double acc = 0;
+      for (int f = 0; f < half; ++f) acc += static_cast<double>(w[f]) * e[f];
+      out[j * n + i] = static_cast<float>(std::sqrt(acc));
+    }
+  }
+}
+
 TriAttentionScorer::TriAttentionScorer(std::shared_ptr<const HeadStats> stats,
-                                       const AttentionGeometry& g, int max_offset_log2)
-    : stats_(std::move(stats)), max_offset_log2_(max_offset_log2) {
+                                       const AttentionGeometry& g, int max_offset_log2, ScoreTerms terms)
+    : stats_(std::move(stats)), max_offset_log2_(max_offset_log2), terms_(terms) {
   if (!stats_) fail("triattention: no calibration statistics");
   const HeadStats& s = *stats_;
   if (s.n_layers != g.n_layers || s.n_heads != g.n_heads || s.head_dim != g.head_dim)
@@ -121,14 +145,20 @@ void TriAttentionScorer::prepare(int64_t p) {
   std::vector<double> mre(half_), mim(half_);
   for (int f = 0; f < half_; ++f) offset_phase_mean(omega_[f], p, max_offset_log2_, &mre[f], &mim[f]);
   const HeadStats& s = *stats_;
+  // A term left out keeps zero coefficients: the same kernel then computes the other alone.
+  const double trig = terms_ == ScoreTerms::Spread ? 0.0 : fs2_;
   for (size_t hh = 0; hh < coeffs_.size(); ++hh) {
     HeadCoeffs& c = coeffs_[hh];
     const size_t o = hh * half_;
     for (int f = 0; f < half_; ++f) {
-      const double qr = s.q_mean_real[o + f], qi = s.q_mean_imag[o + f];
-      c.data[f] = static_cast<float>(fs2_ * (qr * mre[f] - qi * mim[f]));
-      c.data[half_ + f] = static_cast<float>(fs2_ * (qr * mim[f] + qi * mre[f]));
-      c.data[2 * half_ + f] = static_cast<float>(fs2_ * (s.q_abs_mean[o + f] - std::hypot(qr, qi)));
+      const double qr = s.q_mean_real[o + f], qi = s.q_mean_imag[o + f], a = s.q_abs_mean[o + f];
+      const double m = std::hypot(qr, qi);
+      c.data[f] = static_cast<float>(trig * (qr * mre[f] - qi * mim[f]));
+      c.data[half_ + f] = static_cast<float>(trig * (qr * mim[f] + qi * mre[f]));
+      double w = 0;
+      if (terms_ == ScoreTerms::Both) w = fs2_ * (a - m);
+      if (terms_ == ScoreTerms::Spread) w = fs2_ * fs2_ * std::max(0.0, a * a - m * m);
+      c.data[2 * half_ + f] = static_cast<float>(w);
     }
   }
   p_ = p;
@@ -141,8 +171,11 @@ void TriAttentionScorer::score_stream(const KvCache& cache, int layer, int kv_he
   if (sh.head_dim != 2 * half_ || sh.n_layers != n_layers_ || sh.n_kv_heads * group_ != n_heads_)
     fail("triattention: KV cache shape (", sh.n_layers, " layers, ", sh.n_kv_heads, " KV heads, head_dim ",
          sh.head_dim, ") does not match the statistics");
-  score_keys(&coeffs_[static_cast<size_t>(layer) * n_heads_ + kv_head * group_], group_,
-             cache.keys(layer, kv_head), sh.type, cache.row_bytes(), rows, out);
+  const HeadCoeffs* heads = &coeffs_[static_cast<size_t>(layer) * n_heads_ + kv_head * group_];
+  if (terms_ == ScoreTerms::Spread)
+    score_spread(heads, group_, cache.keys(layer, kv_head), sh.type, cache.row_bytes(), rows, out);
+  else
+    score_keys(heads, group_, cache.keys(layer, kv_head), sh.type, cache.row_bytes(), rows, out);
 }
 
 double score_position_form(const float* q_mean_re, const float* q_mean_im, const float* q_abs_mean,

@@ -25,6 +25,11 @@ struct HeadCoeffs {
 // mean_{δ∈D} e^{iω(p+δ)} for D = {1, 2, 4, ..., 2^max_offset_log2}, in double (p can be large).
 void offset_phase_mean(double omega, int64_t p, int max_offset_log2, double* re, double* im);
 
+// fs²·sqrt(Σ_f w[f]·|K_f|²) per key and head, with the heads' w() = fs⁴·v (ScoreTerms::Spread);
+// same layout and arguments as score_keys. Scalar: it runs once per pruning event.
+void score_spread(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
+                  std::span<const int32_t> rows, float* out);
+
 // Scores keys against the coefficients of `n_heads` query heads that share them (a GQA group).
 // keys: rows of head_dim = 2*half elements (F32 or F16, halves layout: band f is
 // (x[f], x[f+half])), row_bytes apart; rows: which rows to score. out[j * rows.size() + i] is
@@ -36,11 +41,21 @@ void score_keys(const HeadCoeffs* heads, int n_heads, const void* keys, DType ty
 void score_keys_scalar(const HeadCoeffs* heads, int n_heads, const void* keys, DType type,
                        size_t row_bytes, std::span<const int32_t> rows, float* out);
 
+// What a scorer computes for each key:
+//   Both    S_h, the paper's score (trig term + norm term), as above;
+//   Trig    the trig term alone, Σ_f Re(c_h[f]·conj(K_f));
+//   Spread  fs²·sqrt(Σ_f v_h[f]·|K_f|²), v_h[f] = max(0, q_abs_mean_h[f]² − |q_mean_h[f]|²): the
+//           spread of the logit q·K over queries that deviate from their mean, one standard
+//           deviation under independent bands (v_h[f] bounds each band's variance E|q_f|² −
+//           |E q_f|² from below, from what a stats file holds). The split policy ranks keys by
+//           the trig term and by this one separately (kv/policies/triattention_split.cpp).
+enum class ScoreTerms { Both, Trig, Spread };
+
 // All heads of a model at one event.
 class TriAttentionScorer {
  public:
   TriAttentionScorer(std::shared_ptr<const HeadStats> stats, const AttentionGeometry& geometry,
-                     int max_offset_log2);
+                     int max_offset_log2, ScoreTerms terms = ScoreTerms::Both);
   // Recomputes every head's coefficients for an event at p tokens processed.
   void prepare(int64_t p);
   int64_t prepared_p() const { return p_; }
@@ -56,6 +71,7 @@ class TriAttentionScorer {
   std::vector<double> omega_;
   double fs2_ = 1.0;
   int max_offset_log2_ = 16;
+  ScoreTerms terms_ = ScoreTerms::Both;
   int n_layers_ = 0, n_heads_ = 0, group_ = 1, half_ = 0;
   int64_t p_ = -1;
   std::vector<HeadCoeffs> coeffs_;

@@ -10,7 +10,8 @@
 namespace triattn::test {
 namespace {
 
-const char* const kAll[] = {"full", "triattention", "streaming", "h2o", "snapkv", "rkv", "knorm", "tova", "random"};
+const char* const kAll[] = {"full", "triattention", "triattention-split", "streaming", "h2o",
+                            "snapkv", "rkv",          "knorm",              "tova",      "random"};
 
 TEST(PoliciesCli, ListsEveryPolicyWithItsParameters) {
   const RunResult r = run_triattn({"policies"});
@@ -43,6 +44,9 @@ TEST(PoliciesCli, JsonDescribesNeedsModesAndDefaults) {
   EXPECT_TRUE(find("snapkv")["needs"]["queries"].get<bool>());
   EXPECT_TRUE(find("triattention")["needs"]["stats"].get<bool>());
   EXPECT_EQ(find("triattention")["default_pruning_mode"], "per_head");
+  EXPECT_TRUE(find("triattention-split")["needs"]["stats"].get<bool>());
+  EXPECT_FALSE(find("triattention-split")["needs"]["queries"].get<bool>());
+  EXPECT_EQ(find("triattention-split")["default_pruning_mode"], "per_layer_per_head");
   EXPECT_EQ(find("tova")["default_pruning_mode"], "per_layer_per_head");
   EXPECT_TRUE(find("streaming")["default_pruning_mode"].is_null());
   EXPECT_EQ(find("streaming")["default_sink"], 4);

@@ -46,8 +46,9 @@ TEST_F(EvalTasks, AgreeFullAndCoveringBudgetAgreeExactly) {
 TEST_F(EvalTasks, NeedleOnSample) {
   ScratchDir out;
   const std::string data = std::string(TRIATTN_SOURCE_DIR) + "/tests/data/needle_sample.jsonl";
-  const RunResult r = run_triattn({"eval", "needle", "-m", kStories, "--data", data, "--policies", "triattention",
-                                   "--stats", stats_, "--budgets", "8,1000", "--divide-length", "4", "--window", "0",
+  const RunResult r = run_triattn({"eval", "needle", "-m", kStories, "--data", data, "--policies",
+                                   "triattention,triattention-split,snapkv", "--stats", stats_, "--budgets", "8,1000",
+                                   "--divide-length", "4", "--window", "0",
                                    "-t", "2", "-o", out.path().string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   const auto j = read_results(out.path());
@@ -55,6 +56,14 @@ TEST_F(EvalTasks, NeedleOnSample) {
   const auto& full = result_of(j, "full");
   EXPECT_GT(full.at("accuracy").get<double>(), 0.5) << "stories260K names its characters: " << full.dump();
   EXPECT_EQ(result_of(j, "triattention", 1000).at("accuracy"), full.at("accuracy"));
+  EXPECT_EQ(result_of(j, "triattention-split", 1000).at("accuracy"), full.at("accuracy"));
+  // The prompts (24-40 tokens) are longer than B + β = 12: every policy prefills them in
+  // bounded memory, pruning between chunks, and the needle report says so.
+  EXPECT_GT(full.at("kv_peak_tokens").get<int64_t>(), 20);
+  for (const char* p : {"triattention", "triattention-split", "snapkv"}) {
+    EXPECT_LE(result_of(j, p, 8).at("kv_peak_tokens").get<int64_t>(), 8 + 4) << p;
+    for (const auto& s : result_of(j, p, 8).at("samples")) EXPECT_LE(s.at("kv_peak_tokens").get<int64_t>(), 12) << p;
+  }
   EXPECT_TRUE(full.at("samples")[0].at("depth").is_number());
   EXPECT_TRUE(full.at("samples")[1].at("depth").is_null()) << "answer not in the prompt";
   EXPECT_TRUE(std::filesystem::exists(out / "needle_vs_budget.svg"));

@@ -32,6 +32,10 @@ using json = nlohmann::json;
 namespace {
 
 const char* const kBaselines[] = {"streaming", "h2o", "snapkv", "rkv", "knorm", "tova", "random"};
+// The fixture also holds the policies with statistics that the reference can compute
+// (triattention-split; the paper's triattention has its own reference test).
+const char* const kFixturePolicies[] = {"streaming", "h2o",  "snapkv", "rkv",
+                                        "knorm",     "tova", "random", "triattention-split"};
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -77,6 +81,22 @@ struct Case {
   float query(int64_t t, int l, int h, int i) const {
     return query_scale * unit(chain(seed, {2, uint64_t(t), uint64_t(l), uint64_t(h), uint64_t(i)}));
   }
+  // triattention-split's statistics (policies_ref.py make_stats): q̄ within ±query_scale/2 per
+  // coordinate, q_abs_mean in [query_scale, 2·query_scale], so above |q̄|.
+  std::shared_ptr<const HeadStats> stats() const {
+    auto s = std::make_shared<HeadStats>();
+    const int H = Hkv * G, half = d / 2;
+    s->n_layers = L, s->n_heads = H, s->n_kv_heads = Hkv, s->head_dim = d;
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < H; ++h)
+        for (int f = 0; f < half; ++f) {
+          const uint64_t lh[] = {uint64_t(l), uint64_t(h), uint64_t(f)};
+          s->q_mean_real.push_back(query_scale * 0.5f * unit(chain(seed, {5, lh[0], lh[1], lh[2], 0})));
+          s->q_mean_imag.push_back(query_scale * 0.5f * unit(chain(seed, {5, lh[0], lh[1], lh[2], 1})));
+          s->q_abs_mean.push_back(query_scale * (1.0f + std::fabs(unit(chain(seed, {6, lh[0], lh[1], lh[2]})))));
+        }
+    return s;
+  }
   AttentionGeometry geometry() const {
     AttentionGeometry g;
     g.n_layers = L, g.n_heads = Hkv * G, g.n_kv_heads = Hkv, g.head_dim = d;
@@ -105,6 +125,7 @@ Case parse_case(const json& j) {
   c.params.rkv_lambda = p.at("rkv_lambda");
   c.params.rkv_threshold = p.at("rkv_threshold");
   c.params.seed = p.at("seed");
+  if (c.policy == "triattention-split") c.params.stats = c.stats();
   c.prompt_len = j.at("prompt_len");
   c.chunks = j.at("chunks").get<std::vector<int64_t>>();
   c.events = j.at("events");
@@ -230,7 +251,7 @@ TEST(BaselinePolicies, KeepSetsEqualTheNumpyReference) {
   }
   // The fixture covers every baseline, GQA groups 1..4 and every mode (a fixture shrunk by
   // mistake fails here rather than passing on nothing).
-  for (const char* b : kBaselines) EXPECT_TRUE(policies.count(b)) << b;
+  for (const char* b : kFixturePolicies) EXPECT_TRUE(policies.count(b)) << b;
   EXPECT_GE(groups.size(), 3u);
   EXPECT_GE(modes.size(), 4u);  // default, per_head, per_layer, global
 }
@@ -366,6 +387,13 @@ TEST(BaselinePolicies, RegistryDeclaresWhatEachNeedsAndItsDefaults) {
             (std::set<std::string>{"--obs-window=32", "--pool-kernel=7", "--rkv-lambda=0.1", "--rkv-threshold=0.5"}));
   EXPECT_EQ(flags("random"), (std::set<std::string>{"--kv-seed=0"}));
   EXPECT_EQ(find_kv_policy("h3o"), nullptr);
+  // triattention-split: statistics, nothing observed at run time, per stream by default.
+  const PolicyInfo* split = find_kv_policy("triattention-split");
+  ASSERT_NE(split, nullptr);
+  EXPECT_TRUE(split->needs_stats);
+  EXPECT_EQ(split->needs, kNeedNothing);
+  EXPECT_EQ(resolve_policy_params("triattention-split", PolicyParams{}).mode, PruningMode::PerLayerPerHead);
+  EXPECT_EQ(flags("triattention-split"), (std::set<std::string>{"--pool-kernel=7"}));
 }
 
 TEST(BaselinePolicies, BadParametersGetClearErrors) {
@@ -381,6 +409,7 @@ TEST(BaselinePolicies, BadParametersGetClearErrors) {
       {"rkv", [](PolicyParams& p) { p.obs_window = 1 << 20; }, {"--obs-window", "rkv"}},
       {"snapkv", [](PolicyParams& p) { p.pool_kernel = 4; }, {"--pool-kernel", "odd", "got 4"}},
       {"rkv", [](PolicyParams& p) { p.pool_kernel = -1; }, {"--pool-kernel"}},
+      {"triattention-split", [](PolicyParams& p) { p.pool_kernel = 8; }, {"--pool-kernel", "triattention-split", "got 8"}},
       {"rkv", [](PolicyParams& p) { p.rkv_lambda = 1.5; }, {"--rkv-lambda", "between 0", "1.5"}},
       {"rkv", [](PolicyParams& p) { p.rkv_lambda = std::nan(""); }, {"--rkv-lambda"}},
       {"rkv", [](PolicyParams& p) { p.rkv_threshold = -2; }, {"--rkv-threshold", "cosine"}},

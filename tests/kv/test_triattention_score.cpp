@@ -254,3 +254,57 @@ TEST(TriAttentionScore, DispatchedKernelMatchesTheScalarOne) {
     }
   }
 }
+
+// The split policy's two terms: Trig + the paper's norm term = Both, key by key; Spread is
+// fs²·sqrt(Σ_f max(0, a_f² − |q̄_f|²)·|K_f|²), written out here from its definition.
+TEST(TriAttentionScore, TrigAndSpreadTermsFollowTheirDefinitions) {
+  Rng rng(7);
+  const int L = 2, H = 4, Hkv = 2, d = 16, half = 8, n = 10;
+  auto stats = random_stats(rng, L, H, Hkv, d);
+  for (float fs : {1.0f, 1.37f}) {
+    const auto g = geometry(L, H, Hkv, d, fs);
+    for (DType type : {DType::F32, DType::F16}) {
+      KvCache cache({L, Hkv, d, type});
+      std::vector<float> k(Hkv * d), v(Hkv * d, 0.0f);
+      for (int t = 0; t < n; ++t) {
+        for (auto& x : k) x = rng.normal() * 3.0f;
+        for (int l = 0; l < L; ++l) cache.append(l, t, k.data(), v.data());
+      }
+      cache.advance(n);
+      TriAttentionScorer both(stats, g, 16), trig(stats, g, 16, ScoreTerms::Trig),
+          spread(stats, g, 16, ScoreTerms::Spread);
+      for (auto* s : {&both, &trig, &spread}) s->prepare(12345);
+      std::vector<int32_t> rows = {9, 0, 4, 4, 7};
+      const int G = H / Hkv;
+      for (int l = 0; l < L; ++l)
+        for (int kh = 0; kh < Hkv; ++kh) {
+          std::vector<float> b(G * rows.size()), t(b.size()), sp(b.size());
+          both.score_stream(cache, l, kh, rows, b.data());
+          trig.score_stream(cache, l, kh, rows, t.data());
+          spread.score_stream(cache, l, kh, rows, sp.data());
+          const auto keys = cache.keys(l, kh);
+          for (int j = 0; j < G; ++j) {
+            const size_t o = (static_cast<size_t>(l) * H + kh * G + j) * half;
+            for (size_t i = 0; i < rows.size(); ++i) {
+              std::vector<double> kk(d);
+              for (int c = 0; c < d; ++c)
+                kk[c] = type == DType::F32
+                            ? static_cast<const float*>(keys)[rows[i] * d + c]
+                            : f16_to_f32(static_cast<const uint16_t*>(keys)[rows[i] * d + c]);
+              double norm = 0, var = 0, scale = 0;
+              for (int f = 0; f < half; ++f) {
+                const double m = std::hypot(stats->q_mean_real[o + f], stats->q_mean_imag[o + f]);
+                const double a = stats->q_abs_mean[o + f], e = kk[f] * kk[f] + kk[f + half] * kk[f + half];
+                norm += fs * fs * (a - m) * std::sqrt(e);
+                var += std::max(0.0, a * a - m * m) * e;
+                scale += fs * fs * (a + m) * std::sqrt(e);
+              }
+              const size_t at = j * rows.size() + i;
+              EXPECT_NEAR(t[at] + norm, b[at], 1e-5 * scale) << "layer " << l << " head " << j << " row " << rows[i];
+              EXPECT_NEAR(sp[at], fs * fs * std::sqrt(var), 1e-5 * scale) << "layer " << l << " row " << rows[i];
+            }
+          }
+        }
+    }
+  }
+}

@@ -25,6 +25,14 @@ cast to float32 as the engine's selection takes float scores):
              column with S > threshold is zeroed; redundancy = softmax_r(mean_c S[r, c]).
   knorm      −|k|₂.
   random     u = (h(seed, p, layer, kv_head, pos) >> 40) / 2^24 with h the splitmix64 chain below.
+  triattention-split (DESIGN §1's key score with its terms apart; statistics from the seed, see
+             make_stats; RoPE ω_f = 1/(1+f), keys stored as they are (post-RoPE), halves bands
+             K_f = k[f] + i·k[f + d/2]):
+             trig_h(k)   = Σ_f Re(q̄_h[f] · mean_{δ∈D} e^{iω_f(p+δ)} · conj(K_f)), D = {2^0..2^16}
+             spread_h(k) = sqrt(Σ_f max(0, a_h[f]² − |q̄_h[f]|²) · |K_f|²),  a = q_abs_mean
+             each z-scored over the candidates (population std, floor 1e-6); a head's vote is
+             max(z trig, z spread) where z spread > 2, else z trig; score = maxpool_k(max_g vote)
+             over the candidates in row order.
 Inputs: keys and queries come from the counter-based hash below, with values that are exact in
 float32, so the C++ test (tests/kv/test_baseline_policies.cpp) rebuilds bit-identical ones from
 the fixture's seed.
@@ -91,6 +99,52 @@ def make_inputs(case):
     return K, Q
 
 
+def make_stats(case):
+    """triattention-split's statistics, [L, H, d/2] each: q̄ = (re, im), a = q_abs_mean >= |q̄|."""
+    sh, seed, qs = case["shape"], case["seed"], case["query_scale"]
+    L, H, half = sh["n_layers"], sh["n_kv_heads"] * sh["group"], sh["head_dim"] // 2
+    re, im, a = (np.zeros((L, H, half), np.float32) for _ in range(3))
+    for l in range(L):
+        for h in range(H):
+            for f in range(half):
+                re[l, h, f] = qs * 0.5 * unit(chain(seed, 5, l, h, f, 0))
+                im[l, h, f] = qs * 0.5 * unit(chain(seed, 5, l, h, f, 1))
+                a[l, h, f] = qs * (1.0 + abs(unit(chain(seed, 6, l, h, f))))
+    return re, im, a
+
+
+def zscore(x):
+    x = np.asarray(x, np.float64)
+    return (x - x.mean()) / max(x.std(), 1e-6) if len(x) else x
+
+
+SPREAD_OUTLIER_Z = 2.0
+
+
+def triattention_split_scores(Kst, stats, l, kvh, G, p, k, cand_rows, max_log2=16):
+    """The scores, and how close any z spread came to the outlier threshold (a near tie there is
+    what float rounding could flip)."""
+    re, im, a = stats
+    half = Kst.shape[1] // 2
+    omega = 1.0 / (1.0 + np.arange(half))
+    delta = 2.0 ** np.arange(max_log2 + 1)
+    phase = np.exp(1j * omega[None, :] * (p + delta[:, None])).mean(axis=0)          # [half]
+    kd = Kst[cand_rows].astype(np.float64)
+    kb = kd[:, :half] + 1j * kd[:, half:]                                              # K_f
+    best = np.full(len(cand_rows), -np.inf)
+    gap = np.inf
+    for g in range(G):
+        h = kvh * G + g
+        qbar = re[l, h].astype(np.float64) + 1j * im[l, h].astype(np.float64)
+        trig = np.real((qbar * phase)[None, :] * np.conj(kb)).sum(axis=1)
+        v = np.maximum(0.0, a[l, h].astype(np.float64) ** 2 - np.abs(qbar) ** 2)
+        spread = np.sqrt((v[None, :] * np.abs(kb) ** 2).sum(axis=1))
+        zt, zs = zscore(trig), zscore(spread)
+        best = np.maximum(best, np.where(zs > SPREAD_OUTLIER_Z, np.maximum(zt, zs), zt))
+        gap = min(gap, float(np.min(np.abs(zs - SPREAD_OUTLIER_Z)))) if len(zs) else gap
+    return max_pool(best, k), gap
+
+
 def softmax_rows(logits):
     m = logits.max(axis=-1, keepdims=True)
     e = np.exp(logits - m)
@@ -152,6 +206,7 @@ class Sim:
             prm["mode"] = DEFAULT_MODE
         self.prm = prm
         self.K, self.Q = make_inputs(case)
+        self.stats = make_stats(case) if self.policy == "triattention-split" else None
         self.scale = 1.0 / np.sqrt(self.d)
         self.pos = [[[] for _ in range(self.Hkv)] for _ in range(self.L)]
         self.acc = [[{} for _ in range(self.Hkv)] for _ in range(self.L)]  # h2o: position -> Σ
@@ -202,6 +257,10 @@ class Sim:
             return np.array([self.acc[l][h].get(pos[i], 0.0) for i in cand])
         if pol == "knorm":
             return -np.linalg.norm(Kst[cand].astype(np.float64), axis=1)
+        if pol == "triattention-split":
+            sc, gap = triattention_split_scores(Kst, self.stats, l, h, self.G, p, prm["pool_kernel"], cand)
+            self.min_margin = min(self.min_margin, gap)
+            return sc
         if pol == "random":
             return np.array([(chain(prm["seed"], p, l, h, pos[i]) >> 40) / 16777216.0 for i in cand])
         if pol in ("snapkv", "tova", "rkv"):
@@ -276,7 +335,7 @@ class Sim:
 
 
 # -- the cases --------------------------------------------------------------------------------
-POLICIES = ("streaming", "h2o", "snapkv", "rkv", "knorm", "tova", "random")
+POLICIES = ("streaming", "h2o", "snapkv", "rkv", "knorm", "tova", "random", "triattention-split")
 
 # (name, shape, params, prompt_len, chunks): budgets, GQA groups, windows, sinks, modes and
 # chunked prefill all vary; chunks respect β (the engine's max_append).

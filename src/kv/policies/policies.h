@@ -12,6 +12,9 @@ namespace triattn {
 std::unique_ptr<KvPolicy> make_full_policy(const PolicyParams& params, const AttentionGeometry& geometry);
 std::unique_ptr<KvPolicy> make_triattention_policy(const PolicyParams& params,
                                                    const AttentionGeometry& geometry);
+// TriAttention with its trig and spread terms ranked apart (kv/policies/triattention_split.cpp).
+std::unique_ptr<KvPolicy> make_triattention_split_policy(const PolicyParams& params,
+                                                         const AttentionGeometry& geometry);
 // The baselines (DESIGN §1 "Baselines"), one file each.
 std::unique_ptr<KvPolicy> make_streaming_policy(const PolicyParams& params, const AttentionGeometry& geometry);
 std::unique_ptr<KvPolicy> make_h2o_policy(const PolicyParams& params, const AttentionGeometry& geometry);
