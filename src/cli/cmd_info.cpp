@@ -77,6 +77,12 @@ int cmd_info(const std::vector<std::string>& args) {
       {"qkv_bias", c.qkv_bias},
       {"qk_norm", c.qk_norm},
       {"tied_embeddings", c.tied_embeddings},
+      {"sliding_window", c.sliding_window},
+      {"sliding_layers", static_cast<int>(c.n_layers - c.full_attention_layers().size())},
+      {"full_attention_layers", c.full_attention_layers()},
+      {"rope_theta_local", c.rope_theta_local},
+      {"attn_softcap", c.attn_softcap},
+      {"final_softcap", c.final_softcap},
       {"weight_type", model->weight_type_name()},
       {"weight_bytes", model->weight_bytes()},
       {"kv_bytes_per_token_f16", kv_bytes_per_token},
@@ -103,6 +109,14 @@ int cmd_info(const std::vector<std::string>& args) {
   if (c.qkv_bias) std::cout << ", qkv bias";
   if (c.qk_norm) std::cout << ", q/k norm";
   if (c.tied_embeddings) std::cout << ", tied embeddings";
+  if (c.has_sliding_layers()) {
+    std::cout << "\nlayers        " << c.n_layers - c.full_attention_layers().size() << " sliding-window (window "
+              << c.sliding_window;
+    if (c.rope_theta_local > 0) std::cout << ", rope theta " << c.rope_theta_local;
+    std::cout << "), " << c.full_attention_layers().size() << " full attention";
+  }
+  if (c.attn_softcap > 0 || c.final_softcap > 0)
+    std::cout << "; soft-caps: attention " << c.attn_softcap << ", logits " << c.final_softcap;
   std::cout << "\n"
             << "context       " << c.context_length << " tokens; KV cache " << kv_bytes_per_token / 1024.0
             << " KiB per token (f16)\n"

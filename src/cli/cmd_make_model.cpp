@@ -15,8 +15,8 @@ int cmd_make_model(const std::vector<std::string>& args) {
   MakerOptions opt;
   int layers = 0, ctx = 0, vocab = 0;
   app.add_option("--preset", preset,
-                 "shape: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, tiny-llama, tiny-qwen2, "
-                 "tiny-qwen3")
+                 "shape: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, gemma-2-2b, gemma-3-4b, "
+                 "tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3")
       ->required();
   app.add_option("--format", format, "gguf or hf")->capture_default_str();
   // The default depends on the format (an HF checkpoint cannot hold q8_0), so it is chosen
@@ -34,7 +34,7 @@ int cmd_make_model(const std::vector<std::string>& args) {
 
   if (type.empty()) type = maker_default_type(format);  // also refuses an unknown --format
   ModelConfig cfg = model_preset(preset);
-  if (layers > 0) cfg.n_layers = layers;
+  if (layers > 0) set_layer_count(cfg, layers);
   if (ctx > 0) cfg.context_length = ctx;
   if (vocab > 0) cfg.vocab_size = vocab;
   cfg.validate();

@@ -87,6 +87,21 @@ void KvCache::apply(const KeepPlan& plan, ThreadPool* pool) {
   ++prune_events_;
 }
 
+void KvCache::drop_before(int layer, int32_t min_pos) {
+  for (int h = 0; h < shape_.n_kv_heads; ++h) {
+    Stream& s = streams_[stream_index(layer, h)];
+    int64_t first = 0;  // positions increase along a stream (appends in order, plans keep order)
+    while (first < s.n && s.pos[first] < min_pos) ++first;
+    if (first == 0) continue;
+    const int64_t rest = s.n - first;
+    std::memmove(s.k.data(), s.k.data() + first * row_bytes_, static_cast<size_t>(rest) * row_bytes_);
+    std::memmove(s.v.data(), s.v.data() + first * row_bytes_, static_cast<size_t>(rest) * row_bytes_);
+    std::memmove(s.pos.data(), s.pos.data() + first, static_cast<size_t>(rest) * sizeof(int32_t));
+    live_bytes_ -= static_cast<size_t>(first) * 2 * row_bytes_;
+    s.n = rest;
+  }
+}
+
 // Moves the kept rows (checked by apply) to the front of the stream, in order; apply then
 // sets the stream's size. Touches only this stream, so streams compact in parallel.
 void KvCache::compact(Stream& s, const std::vector<int32_t>& keep) {

@@ -53,6 +53,9 @@ class KvCache {
   // compacted on `pool`'s threads when given.
   void apply(const KeepPlan& plan, ThreadPool* pool = nullptr);
   void clear();
+  // Drops the rows of every stream of `layer` whose position is below min_pos: how a
+  // sliding-window layer (model/forward.cpp) keeps only its window. Not a prune event.
+  void drop_before(int layer, int32_t min_pos);
 
   // Tokens fed through the model so far (p in DESIGN §1); the engine advances it.
   int64_t n_processed() const { return n_processed_; }

@@ -46,13 +46,14 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
       float bmax = kNegInf;
       for (int k = 0; k < nb; ++k) {
         const int64_t i = i0 + k;
-        if (s.pos[i] > q_pos[j]) {
+        if (s.pos[i] > q_pos[j] || (s.window > 0 && q_pos[j] - s.pos[i] >= s.window)) {
           sc[k] = kNegInf;
           continue;
         }
         float dot = 0;
         for (int e = 0; e < d; ++e) dot += q[j][e] * load(s.type, keys + i * row, e);
         sc[k] = scale * dot;
+        if (s.softcap > 0) sc[k] = s.softcap * std::tanh(sc[k] / s.softcap);
         bmax = std::max(bmax, sc[k]);
       }
       if (weights) std::copy(sc, sc + nb, weights + j * s.n + i0);

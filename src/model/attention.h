@@ -21,10 +21,16 @@ struct AttentionStream {
   const int32_t* pos;    // [n]
   int64_t n;
   int head_dim;
+  // Sliding-window layers: only keys with q_pos - pos < window take part; 0 = no window.
+  int32_t window = 0;
+  // Gemma 2: each score s becomes softcap * tanh(s / softcap) before the softmax; 0 = none.
+  float softcap = 0;
 };
 
 // For each query j < n_q:
-//   out[j][0..head_dim) = Σ_i softmax_i(scale · q[j]·k_i) v_i over i with pos[i] <= q_pos[j]
+//   out[j][0..head_dim) = Σ_i softmax_i(cap(scale · q[j]·k_i)) v_i over i with pos[i] <= q_pos[j]
+//   (and q_pos[j] - pos[i] < s.window when the stream has a window; cap is the identity
+//   unless s.softcap > 0)
 // (all zeros when no key qualifies). q[j] and out[j] point to head_dim floats each.
 // weights: null, or n_q rows of s.n floats, row j at weights + j * s.n, receiving query j's
 // softmax weights (0 for masked keys) — what attention-observing policies read.

@@ -214,6 +214,7 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
   }
   float* const* sc = sc_rows.data();
   const int32_t min_q_pos = *std::min_element(q_pos, q_pos + n_q);
+  const int32_t max_q_pos = *std::max_element(q_pos, q_pos + n_q);
   prefetch_rows(keys, static_cast<size_t>(std::min<int64_t>(kBlock, s.n)) * row);
 
   for (int64_t i0 = 0; i0 < s.n; i0 += kBlock) {
@@ -230,11 +231,19 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
     // Keys after a query's position are masked; a block entirely before every query
     // (the usual case) needs no check per query.
     const int32_t block_max_pos = *std::max_element(s.pos + i0, s.pos + i0 + nb);
+    // A sliding window also masks keys too old for the newest query of the call.
+    const bool window_check =
+        s.window > 0 && max_q_pos - *std::min_element(s.pos + i0, s.pos + i0 + nb) >= s.window;
     for (j = 0; j < n_q; ++j) {
       float* x = sc[j];
+      if (s.softcap > 0)
+        for (int k = 0; k < nb; ++k) x[k] = s.softcap * std::tanh(x[k] / s.softcap);
       if (block_max_pos > min_q_pos)
         for (int k = 0; k < nb; ++k)
           if (s.pos[i0 + k] > q_pos[j]) x[k] = kNegInf;
+      if (window_check)
+        for (int k = 0; k < nb; ++k)
+          if (q_pos[j] - s.pos[i0 + k] >= s.window) x[k] = kNegInf;
       for (int k = nb; k < kBlock; ++k) x[k] = kNegInf;
       if (weights) std::memcpy(weights + j * s.n + i0, x, sizeof(float) * static_cast<size_t>(nb));
       __m256 mx = _mm256_set1_ps(kNegInf);

@@ -13,9 +13,8 @@ namespace {
 
 // HF transformers' YaRN: blend interpolated and extrapolated frequencies with a linear ramp
 // over the bands whose wavelength falls between beta_fast and beta_slow rotations.
-void apply_yarn(std::vector<double>& freq, const ModelConfig& c) {
-  const RopeScaling& s = c.rope_scaling;
-  const double d = c.head_dim, base = c.rope_theta;
+void apply_yarn(std::vector<double>& freq, const ModelConfig& c, const RopeScaling& s, double base) {
+  const double d = c.head_dim;
   const double max_pos = s.original_context > 0 ? s.original_context : c.context_length;
   auto correction_dim = [&](double rotations) {
     return d * std::log(max_pos / (rotations * 2 * std::numbers::pi)) / (2 * std::log(base));
@@ -49,23 +48,42 @@ void apply_llama3(std::vector<double>& freq, const RopeScaling& s) {
   }
 }
 
-}  // namespace
-
-std::vector<float> ModelConfig::rope_freqs() const {
-  const int n = head_dim / 2;
+std::vector<float> freqs_for(const ModelConfig& c, float theta, const RopeScaling& scaling) {
+  const int n = c.head_dim / 2;
   std::vector<double> freq(static_cast<size_t>(n));
-  for (int f = 0; f < n; ++f) freq[f] = std::pow(static_cast<double>(rope_theta), -2.0 * f / head_dim);
-  switch (rope_scaling.type) {
+  for (int f = 0; f < n; ++f) freq[f] = std::pow(static_cast<double>(theta), -2.0 * f / c.head_dim);
+  switch (scaling.type) {
     case RopeScalingType::None: break;
     case RopeScalingType::Linear:
-      for (double& w : freq) w /= rope_scaling.factor;
+      for (double& w : freq) w /= scaling.factor;
       break;
-    case RopeScalingType::Llama3: apply_llama3(freq, rope_scaling); break;
-    case RopeScalingType::Yarn: apply_yarn(freq, *this); break;
+    case RopeScalingType::Llama3: apply_llama3(freq, scaling); break;
+    case RopeScalingType::Yarn: apply_yarn(freq, c, scaling, theta); break;
   }
-  if (!rope_freq_factors.empty())
-    for (int f = 0; f < n; ++f) freq[f] /= rope_freq_factors[f];
+  if (!c.rope_freq_factors.empty())
+    for (int f = 0; f < n; ++f) freq[f] /= c.rope_freq_factors[f];
   return std::vector<float>(freq.begin(), freq.end());
+}
+}  // namespace
+
+std::vector<float> ModelConfig::rope_freqs() const { return freqs_for(*this, rope_theta, rope_scaling); }
+
+std::vector<float> ModelConfig::rope_freqs(int l) const {
+  if (is_sliding(l) && rope_theta_local > 0) return freqs_for(*this, rope_theta_local, rope_scaling_local);
+  return rope_freqs();
+}
+
+bool ModelConfig::has_sliding_layers() const {
+  for (const LayerConfig& L : layers)
+    if (L.attention == AttentionKind::Sliding) return true;
+  return false;
+}
+
+std::vector<int> ModelConfig::full_attention_layers() const {
+  std::vector<int> out;
+  for (int l = 0; l < n_layers; ++l)
+    if (!is_sliding(l)) out.push_back(l);
+  return out;
 }
 
 float ModelConfig::rope_attn_factor() const {
@@ -105,6 +123,16 @@ void ModelConfig::validate(const std::string& where) const {
   if (rope_scaling.type == RopeScalingType::Llama3 &&
       (rope_scaling.original_context <= 0 || rope_scaling.high_freq_factor <= rope_scaling.low_freq_factor))
     fail(where, ": llama3 rope scaling needs original_max_position_embeddings > 0 and high_freq_factor > low_freq_factor");
+  if (!layers.empty() && static_cast<int64_t>(layers.size()) != n_layers)
+    fail(where, ": ", layers.size(), " layer entries for ", n_layers, " layers");
+  for (size_t l = 0; l < layers.size(); ++l)
+    if (layers[l].attention == AttentionKind::Sliding && (layers[l].window < 1 || layers[l].window > ModelLimits::context_length))
+      fail(where, ": layer ", l, " is sliding-window attention but its window is ", layers[l].window,
+           " (it must be from 1 to ", ModelLimits::context_length, ")");
+  if (!(rope_theta_local >= 0) || !std::isfinite(rope_theta_local))
+    fail(where, ": sliding-window rope theta must be a positive number, got ", rope_theta_local);
+  for (float v : {query_scale, attn_softcap, final_softcap})
+    if (!(v >= 0) || !std::isfinite(v)) fail(where, ": query scale and soft-caps must be positive numbers, got ", v);
   if (!rope_freq_factors.empty() && static_cast<int64_t>(rope_freq_factors.size()) != head_dim / 2)
     fail(where, ": rope_freqs has ", rope_freq_factors.size(), " entries, expected head_dim/2 = ", head_dim / 2);
 }
@@ -117,6 +145,13 @@ std::string ModelConfig::describe() const {
   if (qkv_bias) os << ", qkv bias";
   if (qk_norm) os << ", qk norm";
   if (tied_embeddings) os << ", tied embeddings";
+  if (has_sliding_layers()) {
+    int n = 0;
+    for (const LayerConfig& L : layers) n += L.attention == AttentionKind::Sliding;
+    os << ", " << n << " sliding-window layers (window " << sliding_window << ")";
+  }
+  if (attn_softcap > 0) os << ", attention soft-cap " << attn_softcap;
+  if (final_softcap > 0) os << ", logit soft-cap " << final_softcap;
   return os.str();
 }
 

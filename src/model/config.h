@@ -9,6 +9,9 @@
 namespace triattn {
 
 enum class RopeScalingType { None, Linear, Llama3, Yarn };
+enum class Activation { Silu, GeluTanh };  // FFN gate: SwiGLU or GeGLU (tanh approximation)
+enum class AttentionKind { Full, Sliding };
+enum class FfnKind { Dense };
 
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::None;
@@ -41,8 +44,16 @@ struct ModelLimits {
 // "<where>: <key> is <value>; it must be a whole number from 1 to <max>".
 int checked_dim(const std::string& where, const std::string& key, int64_t value, int64_t max);
 
+// One layer's entry. Sliding layers attend to the `window` most recent positions (the query's
+// own included) and use the sliding RoPE parameters; full layers see every kept key.
+struct LayerConfig {
+  AttentionKind attention = AttentionKind::Full;
+  int window = 0;  // sliding: keys with q_pos - k_pos < window take part
+  FfnKind ffn = FfnKind::Dense;
+};
+
 struct ModelConfig {
-  std::string arch;  // "llama", "qwen2", "qwen3" (identity for stats files and messages)
+  std::string arch;  // model/arch.h name: "llama", "qwen2", "qwen3", "gemma2", ... (identity for stats files and messages)
   std::string name;  // general.name or directory name
   int n_layers = 0;
   int n_embd = 0;
@@ -58,12 +69,34 @@ struct ModelConfig {
   bool qkv_bias = false;        // qwen2: biases on q/k/v projections
   bool qk_norm = false;         // qwen3: RMSNorm over each head of q and k before RoPE
   bool tied_embeddings = false; // output projection = token embedding
+  // Gemma family (all off for llama/qwen):
+  bool post_norms = false;      // RMSNorm of the attention and FFN outputs before each residual add
+  bool embed_scale = false;     // embeddings multiplied by sqrt(n_embd)
+  Activation activation = Activation::Silu;
+  float query_scale = 0;        // attention score scale; 0 = 1/sqrt(head_dim) (Gemma: query_pre_attn_scalar^-1/2)
+  float attn_softcap = 0;       // scores -> cap * tanh(scores / cap); 0 = none
+  float final_softcap = 0;      // logits -> cap * tanh(logits / cap); 0 = none
+  // Sliding-window layers: the window, and their RoPE base and scaling (theta 0 = rope_theta;
+  // the global rope_scaling is for full layers only when rope_theta_local is set).
+  int sliding_window = 0;
+  float rope_theta_local = 0;
+  RopeScaling rope_scaling_local;
+  // One entry per layer (n_layers); empty means every layer full attention, dense FFN.
+  std::vector<LayerConfig> layers;
   // Per-band divisors of ω_f stored by some GGUFs (llama.cpp's rope_freqs.weight, used for
   // Llama 3.1 scaling); empty = none.
   std::vector<float> rope_freq_factors;
 
-  // Angular frequency of each RoPE band f = 0..head_dim/2-1, after rope scaling.
+  // Angular frequency of each RoPE band f = 0..head_dim/2-1, after rope scaling, for the
+  // full-attention layers (the ones KV compression acts on) ...
   std::vector<float> rope_freqs() const;
+  // ... and for layer l (sliding layers use the local base and scaling where set).
+  std::vector<float> rope_freqs(int layer) const;
+  LayerConfig layer(int l) const { return layers.empty() ? LayerConfig{} : layers[static_cast<size_t>(l)]; }
+  bool is_sliding(int l) const { return layer(l).attention == AttentionKind::Sliding; }
+  bool has_sliding_layers() const;
+  // Layers with full attention (all of them for llama/qwen).
+  std::vector<int> full_attention_layers() const;
   // YaRN attention factor (mscale); 1 for other scalings. Enters scores as its square (fs²).
   float rope_attn_factor() const;
   // Throws Error naming the first inconsistent or out-of-range field (ModelLimits), prefixed

@@ -25,6 +25,12 @@ void head_norm(float* x, const TensorView& w, int64_t n_vectors, int head_dim, f
     ops::rmsnorm(x + i * head_dim, static_cast<const float*>(w.data), x + i * head_dim, head_dim, eps);
 }
 
+// Gemma's post-attention / post-FFN norm of a block output, in place; nothing when absent.
+void post_norm(float* y, const TensorView& w, int64_t n_tokens, int64_t n, float eps) {
+  if (w.empty()) return;
+  for (int64_t t = 0; t < n_tokens; ++t) ops::rmsnorm(y + t * n, static_cast<const float*>(w.data), y + t * n, n, eps);
+}
+
 }  // namespace
 
 Forward::Forward(const Model& model, ThreadPool* pool) : model_(model), pool_(pool) {}
@@ -72,23 +78,42 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
   gate_.resize(T * F);
   up_.resize(T * F);
   tmp_.resize(T * E);
-  cos_.resize(T * half);
-  sin_.resize(T * half);
 
-  const std::vector<float> freqs = c.rope_freqs();
-  for (int64_t t = 0; t < T; ++t)
-    for (int f = 0; f < half; ++f) {
-      const double angle = static_cast<double>(pos[t]) * freqs[f];
-      cos_[t * half + f] = static_cast<float>(std::cos(angle));
-      sin_[t * half + f] = static_cast<float>(std::sin(angle));
-    }
+  // RoPE tables: one for the full-attention layers and, where sliding layers have their own
+  // base (Gemma 3), one for those.
+  auto rope_table = [&](const std::vector<float>& freqs, std::vector<float>& cs, std::vector<float>& sn) {
+    cs.resize(T * half);
+    sn.resize(T * half);
+    for (int64_t t = 0; t < T; ++t)
+      for (int f = 0; f < half; ++f) {
+        const double angle = static_cast<double>(pos[t]) * freqs[f];
+        cs[t * half + f] = static_cast<float>(std::cos(angle));
+        sn[t * half + f] = static_cast<float>(std::sin(angle));
+      }
+  };
+  rope_table(c.rope_freqs(), cos_, sin_);
+  const bool local_rope = c.has_sliding_layers() && c.rope_theta_local > 0;
+  if (local_rope) {
+    int first_sliding = 0;
+    while (!c.is_sliding(first_sliding)) ++first_sliding;
+    rope_table(c.rope_freqs(first_sliding), cos_local_, sin_local_);
+  }
   for (int64_t t = 0; t < T; ++t) ops::dequantize_matrix_row(w.tok_embd, tok[t], &x_[t * E]);
+  if (c.embed_scale) {
+    const float normalizer = std::sqrt(static_cast<float>(E));
+    for (int64_t i = 0; i < T * E; ++i) x_[i] *= normalizer;
+  }
 
   const float mscale = c.rope_attn_factor();
-  const float scale = mscale * mscale / std::sqrt(static_cast<float>(d));
+  const float scale = c.query_scale > 0 ? mscale * mscale * c.query_scale
+                                        : mscale * mscale / std::sqrt(static_cast<float>(d));
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& L = w.layers[l];
+    const LayerConfig lc = c.layer(l);
+    const bool sliding = lc.attention == AttentionKind::Sliding;
+    const float* cos_l = sliding && local_rope ? cos_local_.data() : cos_.data();
+    const float* sin_l = sliding && local_rope ? sin_local_.data() : sin_.data();
     for (int64_t t = 0; t < T; ++t)
       ops::rmsnorm(&x_[t * E], static_cast<const float*>(L.attn_norm.data), &xn_[t * E], E, c.rms_eps);
     // Q, K and V (and below gate and up) in one parallel call each: one quantization of
@@ -110,8 +135,8 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       }
     }
     for (int64_t t = 0; t < T; ++t) {
-      ops::rope(&q_[t * Q], c.n_heads, static_cast<int>(d), &cos_[t * half], &sin_[t * half]);
-      ops::rope(&k_[t * K], c.n_kv_heads, static_cast<int>(d), &cos_[t * half], &sin_[t * half]);
+      ops::rope(&q_[t * Q], c.n_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
+      ops::rope(&k_[t * K], c.n_kv_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
       items[owner[t]].cache->append(l, pos[t], &k_[t * K], &v_[t * K]);
     }
 
@@ -121,7 +146,8 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
     auto stream = [&](int64_t t, int kvh) {
       const KvCache& cache = *items[owner[t]].cache;
       return AttentionStream{cache.shape().type, cache.keys(l, kvh), cache.values(l, kvh),
-                             cache.positions(l, kvh), cache.size(l, kvh), static_cast<int>(d)};
+                             cache.positions(l, kvh), cache.size(l, kvh), static_cast<int>(d),
+                             sliding ? lc.window : 0, c.attn_softcap};
     };
     // Runs the group of KV head kvh for tokens [t0, t1) of one sequence.
     auto attend_run = [&](int64_t t0, int64_t t1, int kvh, float* weights) {
@@ -180,15 +206,29 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
         },
         1);
 
+    // A sliding layer keeps only the keys a later query can see: q_pos - k_pos < window for
+    // the next position of each sequence.
+    if (sliding)
+      for (const ForwardItem& it : items)
+        if (!it.tokens.empty()) {
+          const int64_t next = it.cache->n_processed() + static_cast<int64_t>(it.tokens.size());
+          if (next - lc.window + 1 > 0) it.cache->drop_before(l, static_cast<int32_t>(next - lc.window + 1));
+        }
+
     ops::matmul(L.wo, att_.data(), T, tmp_.data(), pool_);
+    post_norm(tmp_.data(), L.post_attn_norm, T, E, c.rms_eps);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
 
     for (int64_t t = 0; t < T; ++t)
       ops::rmsnorm(&x_[t * E], static_cast<const float*>(L.ffn_norm.data), &xn_[t * E], E, c.rms_eps);
     const ops::MatmulTarget gate_up[] = {{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}};
     ops::matmul_group(gate_up, xn_.data(), T, pool_);
-    ops::swiglu(gate_.data(), up_.data(), gate_.data(), T * F);
+    if (c.activation == Activation::GeluTanh)
+      ops::geglu(gate_.data(), up_.data(), gate_.data(), T * F);
+    else
+      ops::swiglu(gate_.data(), up_.data(), gate_.data(), T * F);
     ops::matmul(L.w_down, gate_.data(), T, tmp_.data(), pool_);
+    post_norm(tmp_.data(), L.post_ffn_norm, T, E, c.rms_eps);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
   }
 
@@ -211,9 +251,11 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       std::vector<float>& dst = logits[owner[rows[0]]];
       dst.resize(static_cast<size_t>(V));
       ops::matmul(w.output, normed.data(), 1, dst.data(), pool_);
+      if (c.final_softcap > 0) ops::softcap(dst.data(), V, c.final_softcap);
     } else {
       std::vector<float> out(R * V);
       ops::matmul(w.output, normed.data(), R, out.data(), pool_);
+      if (c.final_softcap > 0) ops::softcap(out.data(), R * V, c.final_softcap);
       for (int64_t r = 0; r < R; ++r) {
         std::vector<float>& dst = logits[owner[rows[r]]];
         dst.insert(dst.end(), out.begin() + r * V, out.begin() + (r + 1) * V);

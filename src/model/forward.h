@@ -36,7 +36,7 @@ class Forward {
   const Model& model_;
   ThreadPool* pool_;
   // Scratch reused between calls (sized for the largest batch seen).
-  std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, cos_, sin_;
+  std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, cos_, sin_, cos_local_, sin_local_;
   std::vector<float> weights_;  // attention weights of observed items (one KV group)
 };
 

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "formats/gguf.h"
+#include "model/arch.h"
 #include "model/loaders.h"
 #include "model/tensor_census.h"
 #include "model/weight_prep.h"
@@ -13,18 +14,6 @@
 namespace triattn {
 
 namespace {
-
-struct ArchTraits {
-  const char* name;
-  bool interleaved_rope;  // GGUF rows permuted by the converter
-  bool qkv_bias;
-  bool qk_norm;
-};
-constexpr ArchTraits kArchs[] = {
-    {"llama", true, false, false},
-    {"qwen2", false, true, false},
-    {"qwen3", false, false, true},
-};
 
 RopeScalingType scaling_from_name(const std::string& path, const std::string& s) {
   if (s == "none" || s.empty()) return RopeScalingType::None;
@@ -36,17 +25,15 @@ RopeScalingType scaling_from_name(const std::string& path, const std::string& s)
 
 }  // namespace
 
-void load_gguf_model(Model& m, const std::string& path) {
+void load_gguf_model(ModelBuilder& m, const std::string& path) {
   auto gguf = GgufFile::open(path);
-  m.keep_alive_.push_back(gguf);
-  m.mapped_files_.push_back(&gguf->file());
+  m.keep_alive(gguf, &gguf->file());
   const std::string arch = gguf->get_string("general.architecture");
-  const ArchTraits* traits = nullptr;
-  for (const ArchTraits& a : kArchs)
-    if (arch == a.name) traits = &a;
-  if (!traits) fail(path, ": architecture '", arch, "' is not supported (supported: llama, qwen2, qwen3)");
+  const ArchInfo* info = find_arch(arch);
+  if (!info) fail(path, ": architecture '", arch, "' is not supported (supported: ", arch_names(), ")");
+  const ArchTraits* traits = &info->traits;
 
-  ModelConfig& c = m.config_;
+  ModelConfig& c = m.config();
   const std::string k = arch + ".";
   // Integers are range-checked at the width the file stores them (get_int gives the exact
   // value), before they are narrowed to the config's ints.
@@ -96,8 +83,14 @@ void load_gguf_model(Model& m, const std::string& path) {
   rs.beta_fast = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.yarn_beta_fast").value_or(32.0));
   rs.beta_slow = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.yarn_beta_slow").value_or(1.0));
   rs.attn_factor = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.attn_factor").value_or(0.0));
-  c.qkv_bias = traits->qkv_bias;
-  c.qk_norm = traits->qk_norm;
+  // Sliding-window layers (Gemma): the window, the local RoPE base, soft-caps, query scale.
+  if (gguf->has(k + "attention.sliding_window"))
+    c.sliding_window = dim(k + "attention.sliding_window", Lim::context_length);
+  c.rope_theta_local = static_cast<float>(gguf->get_float_opt(k + "rope.freq_base_swa").value_or(0.0));
+  c.attn_softcap = static_cast<float>(gguf->get_float_opt(k + "attn_logit_softcapping").value_or(0.0));
+  c.final_softcap = static_cast<float>(gguf->get_float_opt(k + "final_logit_softcapping").value_or(0.0));
+  c.query_scale = static_cast<float>(gguf->get_float_opt(k + "attention.scale").value_or(0.0));
+  apply_arch_traits(*info, c);
 
   std::vector<std::string> names;
   for (const GgufTensorInfo& t : gguf->tensors()) names.push_back(t.name);
@@ -117,7 +110,7 @@ void load_gguf_model(Model& m, const std::string& path) {
     return t;
   };
 
-  ModelWeights& w = m.weights_;
+  ModelWeights& w = m.weights();
   w.tok_embd = required("token_embd.weight");
   if (w.tok_embd.shape.size() != 2) fail(path, ": token_embd.weight must be 2-D");
   // The vocabulary size is the embedding's row count; a <arch>.vocab_size key, where a
@@ -129,7 +122,6 @@ void load_gguf_model(Model& m, const std::string& path) {
   if (w.tok_embd.shape[1] != c.n_embd)
     fail(path, ": token_embd.weight has rows of ", w.tok_embd.shape[1], " values but ", k, "embedding_length is ",
          c.n_embd);
-  w.output_norm = prep_f32(m, required("output_norm.weight"));
   w.output = tensor("output.weight");
   c.tied_embeddings = w.output.empty();
   if (c.tied_embeddings) w.output = w.tok_embd;
@@ -140,29 +132,11 @@ void load_gguf_model(Model& m, const std::string& path) {
   }
   c.validate(path);
 
-  w.layers.resize(static_cast<size_t>(c.n_layers));
+  fill_arch_weights(m, *info, TensorFormat::Gguf, required);
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     LayerWeights& L = w.layers[l];
-    L.attn_norm = prep_f32(m, required(b + "attn_norm.weight"));
-    L.wq = required(b + "attn_q.weight");
-    L.wk = required(b + "attn_k.weight");
-    L.wv = required(b + "attn_v.weight");
-    L.wo = required(b + "attn_output.weight");
-    L.ffn_norm = prep_f32(m, required(b + "ffn_norm.weight"));
-    L.w_gate = required(b + "ffn_gate.weight");
-    L.w_up = required(b + "ffn_up.weight");
-    L.w_down = required(b + "ffn_down.weight");
-    if (c.qkv_bias) {
-      L.bq = prep_f32(m, required(b + "attn_q.bias"));
-      L.bk = prep_f32(m, required(b + "attn_k.bias"));
-      L.bv = prep_f32(m, required(b + "attn_v.bias"));
-    }
-    if (c.qk_norm) {
-      L.q_norm = prep_f32(m, required(b + "attn_q_norm.weight"));
-      L.k_norm = prep_f32(m, required(b + "attn_k_norm.weight"));
-    }
-    if (traits->interleaved_rope) {
+    if (traits->gguf_interleaved_rope) {
       check_shape(L.wq, {static_cast<int64_t>(c.n_heads) * c.head_dim, c.n_embd}, b + "attn_q.weight", path);
       check_shape(L.wk, {static_cast<int64_t>(c.n_kv_heads) * c.head_dim, c.n_embd}, b + "attn_k.weight", path);
       L.wq = prep_unpermute_rows(m, L.wq, c.n_heads, c.head_dim);
@@ -171,8 +145,8 @@ void load_gguf_model(Model& m, const std::string& path) {
       L.bk = prep_unpermute_rows(m, L.bk, c.n_kv_heads, c.head_dim);
     }
   }
-  if (auto unused = census.unused_report(path)) m.warnings_.push_back(*unused);
-  m.tokenizer_ = load_tokenizer_gguf(*gguf);
+  if (auto unused = census.unused_report(path)) m.warn(*unused);
+  m.set_tokenizer(load_tokenizer_gguf(*gguf));
 }
 
 }  // namespace triattn

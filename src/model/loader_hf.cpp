@@ -1,5 +1,6 @@
 // Hugging Face model directories: config.json + safetensors (single or sharded), HF tensor
 // names, halves RoPE layout already.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "core/error.h"
 #include "formats/json_fields.h"
 #include "formats/safetensors.h"
+#include "model/arch.h"
 #include "model/loaders.h"
 #include "model/tensor_census.h"
 #include "model/weight_prep.h"
@@ -51,12 +53,11 @@ void parse_rope_scaling(const JsonFields& cfg, RopeScaling& rs) {
 
 // config.json -> ModelConfig. Every value is range-checked as read (JsonFields), so nothing
 // is truncated or wrapped on its way into the config's ints.
-void parse_config(const JsonFields& cfg, const std::string& dir, ModelConfig& c) {
+const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::string& dir, ModelConfig& c) {
   const std::string type = cfg.text("model_type");
-  if (type == "llama" || type == "mistral") c.arch = "llama";
-  else if (type == "qwen2") c.arch = "qwen2";
-  else if (type == "qwen3") c.arch = "qwen3";
-  else fail(cfg.file(), ": model_type '", type, "' is not supported (llama, mistral, qwen2, qwen3)");
+  const ArchInfo* info = find_arch_hf(type);
+  if (!info) fail(cfg.file(), ": model_type '", type, "' is not supported (", arch_hf_names(), ")");
+  c.arch = std::string(info->name);
   c.name = std::filesystem::path(dir).filename().string();
   if (c.name.empty()) c.name = std::filesystem::path(dir).parent_path().filename().string();
   using Lim = ModelLimits;
@@ -78,25 +79,49 @@ void parse_config(const JsonFields& cfg, const std::string& dir, ModelConfig& c)
   c.context_length = cfg.positive_int_or("max_position_embeddings", Lim::context_length, 2048);
   c.rms_eps = cfg.positive_float_or("rms_norm_eps", 1e-6f);
   c.rope_theta = cfg.positive_float_or("rope_theta", 10000.0f);
-  c.tied_embeddings = cfg.bool_or("tie_word_embeddings", false);
-  c.qkv_bias = c.arch == "qwen2" ? true : cfg.bool_or("attention_bias", false);
-  c.qk_norm = c.arch == "qwen3";
-  const std::string act = cfg.text_or("hidden_act", "silu");
-  if (act != "silu") fail(cfg.file(), ": hidden_act '", act, "' is not supported (silu)");
+  c.tied_embeddings = cfg.bool_or("tie_word_embeddings", info->traits.default_tied);
+  c.qkv_bias = cfg.bool_or("attention_bias", false);
   parse_rope_scaling(cfg, c.rope_scaling);
+  // Sliding-window layers, soft-caps and query scaling (Gemma); absent for llama/qwen.
+  if (cfg.has("sliding_window"))
+    c.sliding_window = static_cast<int>(cfg.positive_int("sliding_window", Lim::context_length));
+  c.rope_theta_local = cfg.positive_float_or("rope_local_base_freq", 0.0f);
+  c.attn_softcap = cfg.positive_float_or("attn_logit_softcapping", 0.0f);
+  c.final_softcap = cfg.positive_float_or("final_logit_softcapping", 0.0f);
+  if (cfg.has("query_pre_attn_scalar"))
+    c.query_scale = 1.0f / std::sqrt(cfg.positive_float_or("query_pre_attn_scalar", 1.0f));
+  if (const auto it = raw.find("layer_types"); it != raw.end() && !it->is_null()) {
+    if (!it->is_array() || static_cast<int64_t>(it->size()) != c.n_layers)
+      fail(cfg.file(), ": 'layer_types' must be a list of ", c.n_layers, " entries (one per layer)");
+    c.layers.resize(it->size());
+    for (size_t l = 0; l < it->size(); ++l) {
+      const std::string t = (*it)[l].is_string() ? (*it)[l].get<std::string>() : std::string("?");
+      if (t == "sliding_attention") c.layers[l] = {AttentionKind::Sliding, c.sliding_window};
+      else if (t != "full_attention")
+        fail(cfg.file(), ": layer_types[", l, "] is '", t, "' (expected full_attention or sliding_attention)");
+    }
+  }
+  apply_arch_traits(*info, c);
+  // transformers applies rope_scaling to the global (full) layers only: where sliding layers
+  // have their own base (Gemma 3), rope_scaling_local stays none.
+  const std::string act = cfg.text_or("hidden_act", cfg.text_or("hidden_activation", ""));
+  const char* want = c.activation == Activation::Silu ? "silu" : "gelu_pytorch_tanh";
+  if (!act.empty() && act != want)
+    fail(cfg.file(), ": hidden_act '", act, "' is not supported for ", c.arch, " (", want, ")");
   c.validate(cfg.file());
+  return *info;
 }
 
 }  // namespace
 
-void load_hf_model(Model& m, const std::string& dir) {
+void load_hf_model(ModelBuilder& m, const std::string& dir) {
   const std::string cfg_path = (std::filesystem::path(dir) / "config.json").string();
   const json cfg_json = read_json(cfg_path);
-  ModelConfig& c = m.config_;
-  parse_config(JsonFields(cfg_json, cfg_path), dir, c);
+  ModelConfig& c = m.config();
+  const ArchInfo& info = parse_config(JsonFields(cfg_json, cfg_path), cfg_json, dir, c);
 
   auto ckpt = std::make_shared<HfCheckpoint>(HfCheckpoint::open(dir));
-  m.keep_alive_.push_back(ckpt);
+  m.keep_alive(ckpt);
   const std::string& source = ckpt->source();
   TensorCensus census(ckpt->names(), "model.layers.");
   // Before the layer table is sized by the config.
@@ -114,7 +139,7 @@ void load_hf_model(Model& m, const std::string& dir) {
     return t;
   };
 
-  ModelWeights& w = m.weights_;
+  ModelWeights& w = m.weights();
   if (c.tied_embeddings) {
     // Tied checkpoints may store only one of the two (TinyStories keeps only lm_head).
     const bool has_embed = ckpt->find("model.embed_tokens.weight") != nullptr;
@@ -129,32 +154,9 @@ void load_hf_model(Model& m, const std::string& dir) {
       fail(source, ": tensor 'lm_head.weight' is missing and embeddings are not tied (tie_word_embeddings in ",
            cfg_path, ")");
   }
-  w.output_norm = prep_f32(m, required("model.norm.weight"));
-  w.layers.resize(static_cast<size_t>(c.n_layers));
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::string b = "model.layers." + std::to_string(l) + ".";
-    LayerWeights& L = w.layers[l];
-    L.attn_norm = prep_f32(m, required(b + "input_layernorm.weight"));
-    L.ffn_norm = prep_f32(m, required(b + "post_attention_layernorm.weight"));
-    L.wq = required(b + "self_attn.q_proj.weight");
-    L.wk = required(b + "self_attn.k_proj.weight");
-    L.wv = required(b + "self_attn.v_proj.weight");
-    L.wo = required(b + "self_attn.o_proj.weight");
-    L.w_gate = required(b + "mlp.gate_proj.weight");
-    L.w_up = required(b + "mlp.up_proj.weight");
-    L.w_down = required(b + "mlp.down_proj.weight");
-    if (c.qkv_bias) {
-      L.bq = prep_f32(m, required(b + "self_attn.q_proj.bias"));
-      L.bk = prep_f32(m, required(b + "self_attn.k_proj.bias"));
-      L.bv = prep_f32(m, required(b + "self_attn.v_proj.bias"));
-    }
-    if (c.qk_norm) {
-      L.q_norm = prep_f32(m, required(b + "self_attn.q_norm.weight"));
-      L.k_norm = prep_f32(m, required(b + "self_attn.k_norm.weight"));
-    }
-  }
-  if (auto unused = census.unused_report(source)) m.warnings_.push_back(*unused);
-  m.tokenizer_ = load_tokenizer_hf_dir(dir);
+  fill_arch_weights(m, info, TensorFormat::Hf, required);
+  if (auto unused = census.unused_report(source)) m.warn(*unused);
+  m.set_tokenizer(load_tokenizer_hf_dir(dir));
 }
 
 }  // namespace triattn

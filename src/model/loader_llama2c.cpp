@@ -27,29 +27,29 @@ std::string find_llama2c_tokenizer(const std::filesystem::path& model_path, int 
        generic.string(), ")");
 }
 // The fp32 values in place, or a dequantized copy owned by the model.
-TensorView weight_f32(Model& m, const Llama2cTensor& t) {
+TensorView weight_f32(ModelBuilder& m, const Llama2cTensor& t) {
   if (!t.quantized()) return t.f32_view();
-  LargeBuffer& buf = m.owned_.emplace_back(static_cast<size_t>(t.numel()) * sizeof(float));
+  LargeBuffer& buf = m.own(static_cast<size_t>(t.numel()) * sizeof(float));
   t.dequantize(reinterpret_cast<float*>(buf.data()));
   return TensorView{DType::F32, t.shape, buf.data()};
 }
 
 // q/k rows reordered from interleaved pairs to halves; a dequantized copy made on the way is
 // dropped once reordered (only the reordered one is read).
-TensorView qk_rows(Model& m, const Llama2cTensor& t, int n_heads, int head_dim) {
-  const size_t owned_before = m.owned_.size();
+TensorView qk_rows(ModelBuilder& m, const Llama2cTensor& t, int n_heads, int head_dim) {
+  const size_t owned_before = m.owned().size();
   TensorView v = prep_unpermute_rows(m, weight_f32(m, t), n_heads, head_dim);
-  if (m.owned_.size() == owned_before + 2) m.owned_.erase(m.owned_.begin() + static_cast<ptrdiff_t>(owned_before));
+  if (m.owned().size() == owned_before + 2) m.owned().erase(m.owned().begin() + static_cast<ptrdiff_t>(owned_before));
   return v;
 }
 
 }  // namespace
 
-void load_llama2c_model(Model& m, const std::string& path) {
+void load_llama2c_model(ModelBuilder& m, const std::string& path) {
   auto ck = Llama2cCheckpoint::open(path);
-  m.keep_alive_.push_back(ck);
+  m.keep_alive(ck);
   const Llama2cHeader& h = ck->header();
-  ModelConfig& c = m.config_;
+  ModelConfig& c = m.config();
   c.arch = "llama";
   c.name = std::filesystem::path(path).stem().string();
   c.n_layers = h.n_layers;
@@ -65,7 +65,7 @@ void load_llama2c_model(Model& m, const std::string& path) {
   c.tied_embeddings = h.shared_classifier;
   c.validate(path);
 
-  ModelWeights& w = m.weights_;
+  ModelWeights& w = m.weights();
   w.tok_embd = weight_f32(m, ck->tok_embeddings);
   w.output = h.shared_classifier ? w.tok_embd : weight_f32(m, ck->wcls);
   w.output_norm = weight_f32(m, ck->rms_final);
@@ -83,7 +83,7 @@ void load_llama2c_model(Model& m, const std::string& path) {
     L.w_up = weight_f32(m, s.w3);
     L.w_down = weight_f32(m, s.w2);
   }
-  m.tokenizer_ = load_tokenizer_llama2c(find_llama2c_tokenizer(path, c.vocab_size));
+  m.set_tokenizer(load_tokenizer_llama2c(find_llama2c_tokenizer(path, c.vocab_size)));
 }
 
 }  // namespace triattn

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "formats/gguf.h"
 #include "formats/safetensors.h"
+#include "model/arch.h"
 #include "ops/ops.h"
 
 namespace triattn {
@@ -90,35 +91,33 @@ int64_t hf_row_for_gguf_row(int64_t r, int d) {
   return head * d + (j % 2 == 0 ? j / 2 : j / 2 + d / 2);
 }
 
+// The model's tensors in file order, named by the architecture table (model/arch.h).
 std::vector<TensorSpec> model_tensors(const ModelConfig& c) {
-  const int64_t E = c.n_embd, F = c.n_ff, V = c.vocab_size, d = c.head_dim;
-  const int64_t Q = c.n_heads * d, KV = c.n_kv_heads * d;
-  const int hd = c.arch == "llama" ? c.head_dim : 0;  // qwen2/qwen3 GGUFs keep the HF order
+  const ArchInfo& arch = arch_info(c.arch);
+  // q/k rows (and per-head norms) of GGUFs whose converter interleaves them; others keep HF's order.
+  const int hd = arch.traits.gguf_interleaved_rope ? c.head_dim : 0;
+  auto spec = [&](const ArchTensor& a, int layer) {
+    const TensorRole r = a.role;
+    const Kind kind = role_is_norm(r) ? Kind::Norm : role_is_vector(r) ? Kind::Bias : Kind::Matrix;
+    const bool rope_rows = r == TensorRole::Wq || r == TensorRole::Wk || r == TensorRole::Bq || r == TensorRole::Bk ||
+                           r == TensorRole::QNorm || r == TensorRole::KNorm;
+    return TensorSpec{tensor_name(a, TensorFormat::Hf, layer), tensor_name(a, TensorFormat::Gguf, layer),
+                      role_shape(r, c), kind, rope_rows ? hd : 0};
+  };
   std::vector<TensorSpec> t;
-  t.push_back({"model.embed_tokens.weight", "token_embd.weight", {V, E}, Kind::Matrix});
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::string h = "model.layers." + std::to_string(l) + ".", g = "blk." + std::to_string(l) + ".";
-    t.push_back({h + "input_layernorm.weight", g + "attn_norm.weight", {E}, Kind::Norm});
-    t.push_back({h + "self_attn.q_proj.weight", g + "attn_q.weight", {Q, E}, Kind::Matrix, hd});
-    t.push_back({h + "self_attn.k_proj.weight", g + "attn_k.weight", {KV, E}, Kind::Matrix, hd});
-    t.push_back({h + "self_attn.v_proj.weight", g + "attn_v.weight", {KV, E}, Kind::Matrix});
-    if (c.qkv_bias) {
-      t.push_back({h + "self_attn.q_proj.bias", g + "attn_q.bias", {Q}, Kind::Bias, hd});
-      t.push_back({h + "self_attn.k_proj.bias", g + "attn_k.bias", {KV}, Kind::Bias, hd});
-      t.push_back({h + "self_attn.v_proj.bias", g + "attn_v.bias", {KV}, Kind::Bias});
+  bool layers_done = false;
+  for (size_t i = 0; i < arch.tensors.size(); ++i) {
+    const ArchTensor& a = arch.tensors[i];
+    if (!role_is_per_layer(a.role)) {
+      if (tensor_needed(a, c)) t.push_back(spec(a, -1));
+      continue;
     }
-    if (c.qk_norm) {
-      t.push_back({h + "self_attn.q_norm.weight", g + "attn_q_norm.weight", {d}, Kind::Norm, hd});
-      t.push_back({h + "self_attn.k_norm.weight", g + "attn_k_norm.weight", {d}, Kind::Norm, hd});
-    }
-    t.push_back({h + "self_attn.o_proj.weight", g + "attn_output.weight", {E, Q}, Kind::Matrix});
-    t.push_back({h + "post_attention_layernorm.weight", g + "ffn_norm.weight", {E}, Kind::Norm});
-    t.push_back({h + "mlp.gate_proj.weight", g + "ffn_gate.weight", {F, E}, Kind::Matrix});
-    t.push_back({h + "mlp.up_proj.weight", g + "ffn_up.weight", {F, E}, Kind::Matrix});
-    t.push_back({h + "mlp.down_proj.weight", g + "ffn_down.weight", {E, F}, Kind::Matrix});
+    if (layers_done) continue;
+    layers_done = true;  // every per-layer tensor, layer by layer
+    for (int l = 0; l < c.n_layers; ++l)
+      for (const ArchTensor& b : arch.tensors)
+        if (role_is_per_layer(b.role) && tensor_needed(b, c)) t.push_back(spec(b, l));
   }
-  t.push_back({"model.norm.weight", "output_norm.weight", {E}, Kind::Norm});
-  if (!c.tied_embeddings) t.push_back({"lm_head.weight", "output.weight", {V, E}, Kind::Matrix});
   return t;
 }
 
@@ -222,12 +221,36 @@ ModelConfig model_preset(const std::string& name) {
     c = base("qwen3", name, 2, 64, 4, 2, 16, 128, 512, 512, 1e6f, 1e-6f);
     c.qk_norm = true;
     c.tied_embeddings = true;
+  } else if (name == "gemma-2-2b" || name == "tiny-gemma2") {
+    c = name == "tiny-gemma2" ? base("gemma2", name, 2, 64, 4, 2, 16, 128, 512, 512, 10000.0f, 1e-6f)
+                              : base("gemma2", name, 26, 2304, 8, 4, 256, 9216, 256000, 8192, 10000.0f, 1e-6f);
+    c.query_scale = 1.0f / std::sqrt(name == "tiny-gemma2" ? 32.0f : 256.0f);
+    c.attn_softcap = name == "tiny-gemma2" ? 0.1f : 50.0f;  // tiny: small enough to bite on random weights
+    c.final_softcap = name == "tiny-gemma2" ? 0.2f : 30.0f;
+    c.sliding_window = name == "tiny-gemma2" ? 4 : 4096;
+    c.tied_embeddings = true;
+  } else if (name == "gemma-3-4b" || name == "tiny-gemma3") {
+    c = name == "tiny-gemma3" ? base("gemma3", name, 6, 64, 4, 2, 16, 128, 512, 512, 1e6f, 1e-6f)
+                              : base("gemma3", name, 34, 2560, 8, 4, 256, 10240, 262208, 131072, 1e6f, 1e-6f);
+    c.query_scale = 1.0f / std::sqrt(name == "tiny-gemma3" ? 16.0f : 256.0f);
+    c.sliding_window = name == "tiny-gemma3" ? 4 : 1024;
+    c.rope_theta_local = 10000.0f;
+    c.rope_scaling.type = RopeScalingType::Linear;  // the global (full) layers only
+    c.rope_scaling.factor = 8.0f;
+    c.tied_embeddings = true;
   } else {
     fail("unknown model preset '", name,
-         "' (known: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, tiny-llama, tiny-qwen2, "
-         "tiny-qwen3)");
+         "' (known: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, gemma-2-2b, gemma-3-4b, "
+         "tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3)");
   }
+  apply_arch_traits(arch_info(c.arch), c);
   return c;
+}
+
+void set_layer_count(ModelConfig& c, int n_layers) {
+  c.n_layers = n_layers;
+  c.layers.clear();
+  apply_arch_traits(arch_info(c.arch), c);
 }
 
 void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& path) {
@@ -248,6 +271,11 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
   w.set_f32(a + "rope.freq_base", cfg.rope_theta);
   w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(cfg.head_dim));
   w.set_u32(a + "vocab_size", static_cast<uint32_t>(cfg.vocab_size));
+  if (cfg.sliding_window > 0) w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(cfg.sliding_window));
+  if (cfg.rope_theta_local > 0) w.set_f32(a + "rope.freq_base_swa", cfg.rope_theta_local);
+  if (cfg.attn_softcap > 0) w.set_f32(a + "attn_logit_softcapping", cfg.attn_softcap);
+  if (cfg.final_softcap > 0) w.set_f32(a + "final_logit_softcapping", cfg.final_softcap);
+  if (cfg.query_scale > 0) w.set_f32(a + "attention.scale", cfg.query_scale);
   const RopeScaling& rs = cfg.rope_scaling;
   if (rs.type != RopeScalingType::None) {
     w.set_string(a + "rope.scaling.type", rope_scaling_name(rs.type));
@@ -283,6 +311,7 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
   w.set_bool("tokenizer.ggml.add_eos_token", false);
 
   const uint64_t seed = opt.seed;
+  const bool norm_plus_one = arch_info(cfg.arch).traits.hf_norm_plus_one;
   for (const TensorSpec& t : model_tensors(cfg)) {
     const int64_t cols = t.shape.back();
     if (t.kind != Kind::Matrix) {  // norms and biases: one f32 row
@@ -292,6 +321,8 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
       } else {
         hf_row(seed, t, 0, v.data());
       }
+      if (t.kind == Kind::Norm && norm_plus_one)  // HF's w acts as 1 + w; GGUF stores 1 + w
+        for (float& x : v) x += 1.0f;
       w.add_tensor(t.gguf, DType::F32, t.shape, v.data(), v.size() * sizeof(float));
       continue;
     }
@@ -322,9 +353,9 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
 
   // config.json
   nlohmann::ordered_json c;
-  const char* arch_class = cfg.arch == "llama" ? "LlamaForCausalLM" : cfg.arch == "qwen2" ? "Qwen2ForCausalLM" : "Qwen3ForCausalLM";
-  c["architectures"] = {arch_class};
-  c["model_type"] = cfg.arch;
+  const ArchInfo& arch = arch_info(cfg.arch);
+  c["architectures"] = {std::string(arch.hf_class)};
+  c["model_type"] = std::string(arch.hf_types.front());
   c["hidden_size"] = cfg.n_embd;
   c["intermediate_size"] = cfg.n_ff;
   c["num_hidden_layers"] = cfg.n_layers;
@@ -356,7 +387,21 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
   }
   c["tie_word_embeddings"] = cfg.tied_embeddings;
   c["attention_bias"] = cfg.qkv_bias;
-  c["hidden_act"] = "silu";
+  c["hidden_act"] = cfg.activation == Activation::Silu ? "silu" : "gelu_pytorch_tanh";
+  if (cfg.activation != Activation::Silu) c["hidden_activation"] = "gelu_pytorch_tanh";
+  if (cfg.query_scale > 0) {  // query_pre_attn_scalar = scale^-2, a whole number in every Gemma
+    const double qpas = 1.0 / (static_cast<double>(cfg.query_scale) * cfg.query_scale);
+    c["query_pre_attn_scalar"] = std::abs(qpas - std::round(qpas)) < 1e-3 ? std::round(qpas) : qpas;
+  }
+  if (cfg.sliding_window > 0) c["sliding_window"] = cfg.sliding_window;
+  if (cfg.has_sliding_layers()) {
+    nlohmann::ordered_json types = nlohmann::ordered_json::array();
+    for (int l = 0; l < cfg.n_layers; ++l) types.push_back(cfg.is_sliding(l) ? "sliding_attention" : "full_attention");
+    c["layer_types"] = types;
+  }
+  if (cfg.rope_theta_local > 0) c["rope_local_base_freq"] = clean(cfg.rope_theta_local);
+  if (cfg.attn_softcap > 0) c["attn_logit_softcapping"] = clean(cfg.attn_softcap);
+  if (cfg.final_softcap > 0) c["final_logit_softcapping"] = clean(cfg.final_softcap);
   c["bos_token_id"] = 1;
   c["eos_token_id"] = 2;
   c["torch_dtype"] = type == DType::F32 ? "float32" : type == DType::F16 ? "float16" : "bfloat16";

@@ -15,7 +15,11 @@ namespace triattn {
 // "qwen3-0.6b", "qwen3-8b", "llama-3.2-1b", "deepseek-r1-distill-qwen-7b" (real shapes) and
 // "tiny-llama", "tiny-qwen2", "tiny-qwen3" (2 layers, n_embd 64, 4/2 heads, head_dim 16,
 // n_ff 128, vocab 512). Throws Error listing the known names.
+// "gemma-2-2b", "gemma-3-4b" (real shapes) and "tiny-gemma2" (2 layers: sliding, full; window
+// 4, strong soft-caps), "tiny-gemma3" (6 layers: five sliding, one full; window 4).
 ModelConfig model_preset(const std::string& name);
+// Changes the layer count (make-model --layers), the layer pattern following the architecture.
+void set_layer_count(ModelConfig& c, int n_layers);
 
 struct MakerOptions {
   // Matrices (embedding, projections, output). GGUF: any weight type; a K-quant whose rows

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/read_file.h"
 #include "model/loaders.h"
+#include "model/model_builder.h"
 #include "model/weight_prep.h"
 #include "model/weight_repack.h"
 
@@ -23,38 +24,59 @@ std::string file_magic(const std::string& path) {
 }
 }  // namespace
 
+ModelBuilder::ModelBuilder(std::string path) : m_(new Model) { m_->path_ = std::move(path); }
+
+void ModelBuilder::keep_alive(std::shared_ptr<void> source, const MappedFile* mapped) {
+  m_->keep_alive_.push_back(std::move(source));
+  if (mapped) m_->mapped_files_.push_back(mapped);
+}
+
+void ModelBuilder::check() const {
+  const Model& m = *m_;
+  if (!m.tokenizer_) fail(m.path_, ": internal: the loader set no tokenizer");
+  if (m.config_.vocab_size != m.tokenizer_->vocab_size() && m.tokenizer_->vocab_size() > m.config_.vocab_size)
+    fail(m.path_, ": tokenizer has ", m.tokenizer_->vocab_size(), " tokens but the model only ", m.config_.vocab_size);
+  check_model_weights(m);
+}
+
+std::shared_ptr<const Model> ModelBuilder::finish() { return std::move(m_); }
+
 std::shared_ptr<const Model> Model::load(const std::string& path, const LoadOptions& options) {
-  auto m = std::make_shared<Model>();
-  m->path_ = path;
+  ModelBuilder b(path);
   namespace fs = std::filesystem;
   if (!fs::exists(path)) fail(path, ": no such file or directory");
   if (fs::is_directory(path)) {
     if (!fs::exists(fs::path(path) / "config.json"))
       fail(path, ": directory has no config.json (expected a Hugging Face model directory)");
-    load_hf_model(*m, path);
+    load_hf_model(b, path);
   } else {
     require_regular_file(path);  // a FIFO or device would block or stream forever below
     const std::string magic = file_magic(path);
     if (magic == "GGUF") {
-      load_gguf_model(*m, path);
+      load_gguf_model(b, path);
     } else if (magic == "ak42" || fs::path(path).extension() == ".bin") {  // llama2.c: versioned or legacy
-      load_llama2c_model(*m, path);
+      load_llama2c_model(b, path);
     } else {
       fail(path, ": unknown model format (expected a .gguf file, a Hugging Face directory or a llama2.c .bin)");
     }
   }
-  if (m->config_.vocab_size != m->tokenizer_->vocab_size() && m->tokenizer_->vocab_size() > m->config_.vocab_size)
-    fail(path, ": tokenizer has ", m->tokenizer_->vocab_size(), " tokens but the model only ", m->config_.vocab_size);
-  check_model_weights(*m);
-  if (repack_enabled(options.repack)) repack_weights(*m, options.threads);
-  return m;
+  b.check();
+  if (repack_enabled(options.repack)) repack_weights(b, options.threads);
+  return b.finish();
+}
+
+size_t Model::owned_bytes() const {
+  size_t n = 0;
+  for (const LargeBuffer& buf : owned_) n += buf.size();
+  return n;
 }
 
 size_t Model::weight_bytes() const {
   size_t total = weights_.output_norm.nbytes() + weights_.output.nbytes();
   for (const LayerWeights& L : weights_.layers)
     for (const TensorView* t : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.bq, &L.bk, &L.bv, &L.q_norm,
-                                &L.k_norm, &L.ffn_norm, &L.w_gate, &L.w_up, &L.w_down})
+                                &L.k_norm, &L.post_attn_norm, &L.ffn_norm, &L.w_gate, &L.w_up, &L.w_down,
+                                &L.post_ffn_norm})
       if (!t->empty()) total += t->nbytes();
   return total;
 }

@@ -21,8 +21,10 @@ struct LayerWeights {
   TensorView wq, wk, wv, wo;        // [n_heads*hd, n_embd], [n_kv*hd, n_embd] x2, [n_embd, n_heads*hd]
   TensorView bq, bk, bv;            // f32, empty unless cfg.qkv_bias
   TensorView q_norm, k_norm;        // f32 [head_dim], empty unless cfg.qk_norm
+  TensorView post_attn_norm;        // f32 [n_embd], empty unless cfg.post_norms
   TensorView ffn_norm;              // f32 [n_embd]
   TensorView w_gate, w_up, w_down;  // [n_ff, n_embd] x2, [n_embd, n_ff]
+  TensorView post_ffn_norm;         // f32 [n_embd], empty unless cfg.post_norms
 };
 
 struct ModelWeights {
@@ -40,6 +42,8 @@ struct LoadOptions {
   int threads = 0;
 };
 
+class ModelBuilder;
+
 class Model {
  public:
   // MODEL is a .gguf file, an HF directory (config.json + safetensors + tokenizer.json) or a
@@ -56,8 +60,12 @@ class Model {
   size_t weight_bytes() const;           // bytes of all weight tensors read per token
   // What the loader noticed but did not refuse (unused tensors, ...); frontends print them.
   const std::vector<std::string>& warnings() const { return warnings_; }
+  size_t owned_bytes() const;  // bytes of the buffers the loader made (copies, repacked matrices)
 
-  // Loader internals (model/loader_*.cpp) fill these.
+ private:
+  friend class ModelBuilder;  // the one way a Model is made (model/model_builder.h)
+  Model() = default;
+
   ModelConfig config_;
   ModelWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;

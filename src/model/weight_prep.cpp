@@ -17,10 +17,10 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return os.str();
 }
 
-LargeBuffer& own(Model& model, size_t bytes) { return model.owned_.emplace_back(bytes); }
+LargeBuffer& own(ModelBuilder& model, size_t bytes) { return model.own(bytes); }
 }  // namespace
 
-TensorView prep_f32(Model& model, const TensorView& t) {
+TensorView prep_f32(ModelBuilder& model, const TensorView& t) {
   if (t.empty() || t.type == DType::F32) return t;
   const int64_t n = t.numel();
   LargeBuffer& buf = own(model, static_cast<size_t>(n) * sizeof(float));
@@ -30,7 +30,7 @@ TensorView prep_f32(Model& model, const TensorView& t) {
   return TensorView{DType::F32, t.shape, buf.data()};
 }
 
-TensorView prep_unpermute_rows(Model& model, const TensorView& t, int n_heads, int head_dim) {
+TensorView prep_unpermute_rows(ModelBuilder& model, const TensorView& t, int n_heads, int head_dim) {
   if (t.empty()) return t;
   const bool vector = t.shape.size() == 1;
   const int64_t rows = vector ? t.shape[0] : t.rows();
@@ -47,6 +47,64 @@ TensorView prep_unpermute_rows(Model& model, const TensorView& t, int n_heads, i
                   src + (static_cast<size_t>(h) * head_dim + from) * stride, stride);
     }
   return TensorView{t.type, t.shape, buf.data()};
+}
+
+TensorView prep_f32_plus(ModelBuilder& model, const TensorView& t, float add) {
+  if (t.empty()) return t;
+  const int64_t n = t.numel(), cols = t.cols();
+  LargeBuffer& buf = own(model, static_cast<size_t>(n) * sizeof(float));
+  auto* dst = reinterpret_cast<float*>(buf.data());
+  for (int64_t r = 0; r < t.rows(); ++r) ops::dequantize_row(t.type, t.row(r), dst + r * cols, cols);
+  for (int64_t i = 0; i < n; ++i) dst[i] += add;
+  return TensorView{DType::F32, t.shape, buf.data()};
+}
+
+TensorView* role_slot(ModelWeights& w, TensorRole r, int layer) {
+  switch (r) {
+    case TensorRole::TokEmbd: return &w.tok_embd;
+    case TensorRole::OutputNorm: return &w.output_norm;
+    case TensorRole::Output: return &w.output;
+    default: break;
+  }
+  LayerWeights& L = w.layers.at(static_cast<size_t>(layer));
+  switch (r) {
+    case TensorRole::AttnNorm: return &L.attn_norm;
+    case TensorRole::Wq: return &L.wq;
+    case TensorRole::Wk: return &L.wk;
+    case TensorRole::Wv: return &L.wv;
+    case TensorRole::Bq: return &L.bq;
+    case TensorRole::Bk: return &L.bk;
+    case TensorRole::Bv: return &L.bv;
+    case TensorRole::QNorm: return &L.q_norm;
+    case TensorRole::KNorm: return &L.k_norm;
+    case TensorRole::Wo: return &L.wo;
+    case TensorRole::PostAttnNorm: return &L.post_attn_norm;
+    case TensorRole::FfnNorm: return &L.ffn_norm;
+    case TensorRole::Gate: return &L.w_gate;
+    case TensorRole::Up: return &L.w_up;
+    case TensorRole::Down: return &L.w_down;
+    case TensorRole::PostFfnNorm: return &L.post_ffn_norm;
+    default: break;
+  }
+  fail("internal: tensor role without a slot");
+}
+
+void fill_arch_weights(ModelBuilder& m, const ArchInfo& a, TensorFormat f,
+                       const std::function<TensorView(const std::string&)>& required) {
+  const ModelConfig& c = m.config();
+  ModelWeights& w = m.weights();
+  const float norm_add = f == TensorFormat::Hf && a.traits.hf_norm_plus_one ? 1.0f : 0.0f;
+  w.layers.resize(static_cast<size_t>(c.n_layers));
+  for (const ArchTensor& t : a.tensors) {
+    if (t.role == TensorRole::TokEmbd || t.role == TensorRole::Output || !tensor_needed(t, c)) continue;
+    const int n = role_is_per_layer(t.role) ? c.n_layers : 1;
+    for (int l = 0; l < n; ++l) {
+      TensorView v = required(tensor_name(t, f, role_is_per_layer(t.role) ? l : -1));
+      if (role_is_vector(t.role))
+        v = role_is_norm(t.role) && norm_add != 0 ? prep_f32_plus(m, v, norm_add) : prep_f32(m, v);
+      *role_slot(w, t.role, l) = v;
+    }
+  }
 }
 
 void check_shape(const TensorView& t, const std::vector<int64_t>& expected, const std::string& name,
@@ -79,6 +137,10 @@ void check_model_weights(const Model& model) {
     const std::string p = "layer " + std::to_string(l) + " ";
     vec(L.attn_norm, E, p + "attn_norm");
     vec(L.ffn_norm, E, p + "ffn_norm");
+    if (c.post_norms) {
+      vec(L.post_attn_norm, E, p + "post_attention_norm");
+      vec(L.post_ffn_norm, E, p + "post_ffw_norm");
+    }
     matrix(L.wq, {Q, E}, p + "q");
     matrix(L.wk, {K, E}, p + "k");
     matrix(L.wv, {K, E}, p + "v");

@@ -1,20 +1,32 @@
 #pragma once
 // Load-time fixes shared by every loader, so the forward pass sees one canonical layout:
 // small vectors (norms, biases) as f32, q/k rows in "halves" RoPE order, shapes checked.
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/tensor.h"
-#include "model/model.h"
+#include "model/arch.h"
+#include "model/model_builder.h"
 
 namespace triattn {
 
 // Returns an f32 copy owned by `model` (or the view itself if already f32).
-TensorView prep_f32(Model& model, const TensorView& t);
+TensorView prep_f32(ModelBuilder& model, const TensorView& t);
+// An f32 copy owned by `model` with `add` added to every element (Gemma's HF norms: 1 + w).
+TensorView prep_f32_plus(ModelBuilder& model, const TensorView& t, float add);
 // Rows of each head reordered from interleaved pairs (2i, 2i+1) to halves (i, i + d/2):
 // HF row h*d + j comes from stored row h*d + 2j (j < d/2) or h*d + 2(j - d/2) + 1.
 // Works for any dtype (whole rows move). For 1-D bias vectors too.
-TensorView prep_unpermute_rows(Model& model, const TensorView& t, int n_heads, int head_dim);
+TensorView prep_unpermute_rows(ModelBuilder& model, const TensorView& t, int n_heads, int head_dim);
+// Where a role's tensor lives in the weights (layer ignored for model-wide roles).
+TensorView* role_slot(ModelWeights& w, TensorRole r, int layer);
+// Every tensor of architecture `a` the config needs, except the token embedding and the
+// output matrix (whose tying the loaders resolve), looked up by its name in format f
+// through `required` (which throws when one is missing); vectors become f32 (norms + 1 for
+// HF files of architectures that store them so). Sizes the layer table.
+void fill_arch_weights(ModelBuilder& m, const ArchInfo& a, TensorFormat f,
+                       const std::function<TensorView(const std::string&)>& required);
 // Throws "<what>: tensor '<name>' has shape [..], expected [..]".
 void check_shape(const TensorView& t, const std::vector<int64_t>& expected, const std::string& name,
                  const std::string& what);

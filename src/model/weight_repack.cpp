@@ -17,22 +17,22 @@ namespace {
 // The memory `data` came from is no longer read: an owned buffer is freed, pages of a mapped
 // file are dropped from the process (they would fault back in from the file if touched, so
 // this is safe even where a page is shared with a neighbouring tensor).
-void release_source(Model& model, const void* data, size_t bytes) {
-  for (LargeBuffer& buf : model.owned_)
+void release_source(ModelBuilder& model, const void* data, size_t bytes) {
+  for (LargeBuffer& buf : model.owned())
     if (buf.data() == data) {
       buf = LargeBuffer();
       return;
     }
-  for (const MappedFile* file : model.mapped_files_) file->release(data, bytes);
+  for (const MappedFile* file : model.mapped_files()) file->release(data, bytes);
 }
 
 constexpr size_t kTensorAlign = 64;  // every repacked tensor starts on a cache line
 
 // Whether `data` lies in a buffer the loader already made (a tensor rewritten at load time,
 // in huge pages when large): copying it again would buy nothing.
-bool in_owned_buffer(const Model& model, const void* data) {
+bool in_owned_buffer(ModelBuilder& model, const void* data) {
   const auto* p = static_cast<const uint8_t*>(data);
-  for (const LargeBuffer& buf : model.owned_)
+  for (const LargeBuffer& buf : model.owned())
     if (p >= buf.data() && p < buf.data() + buf.size()) return true;
   return false;
 }
@@ -47,8 +47,8 @@ bool repack_enabled(std::optional<bool> opt) {
   fail("TRIATTN_REPACK=", v, ": expected 0 (keep the file's weight layout) or 1");
 }
 
-void repack_weights(Model& model, int threads) {
-  ModelWeights& w = model.weights_;
+void repack_weights(ModelBuilder& model, int threads) {
+  ModelWeights& w = model.weights();
   std::vector<TensorView*> matrices{&w.output, &w.tok_embd};
   for (LayerWeights& L : w.layers)
     for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) matrices.push_back(t);
@@ -72,7 +72,7 @@ void repack_weights(Model& model, int threads) {
     total += (t->nbytes() + kTensorAlign - 1) / kTensorAlign * kTensorAlign;
   }
   if (items.empty()) return;
-  uint8_t* arena = model.owned_.emplace_back(total).data();
+  uint8_t* arena = model.own(total).data();
 
   // Tensor by tensor, rows split over the cores (the page faults of the new buffer and the
   // reads of the file dominate); each source is released as soon as it is copied, so the

@@ -14,14 +14,14 @@
 // 82-84 tok/s (Qwen3-0.6B).
 #include <optional>
 
-#include "model/model.h"
+#include "model/model_builder.h"
 
 namespace triattn {
 
 // Moves every layer matrix and the output matrix (the token embedding with it when tied),
 // rows copied by `threads` threads (0 = all cores). Matrices the loader already rewrote into
 // buffers of its own stay where they are unless they are repacked.
-void repack_weights(Model& model, int threads = 0);
+void repack_weights(ModelBuilder& model, int threads = 0);
 // Whether loading repacks: opt if set, else the environment (TRIATTN_REPACK=0 turns it off,
 // for comparing against the file layout; any value other than 0 or 1 is an error).
 bool repack_enabled(std::optional<bool> opt);

@@ -51,6 +51,10 @@ void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps
 void softmax(float* x, int64_t n);
 // out = silu(gate) * up (out may alias gate).
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
+// out = gelu_tanh(gate) * up (Gemma's GeGLU, tanh approximation; out may alias gate).
+void geglu(const float* gate, const float* up, float* out, int64_t n);
+// x -> cap * tanh(x / cap), in place (Gemma 2's logit soft-capping).
+void softcap(float* x, int64_t n, float cap);
 float dot_f32(const float* a, const float* b, int64_t n);
 // y += a * x
 void axpy_f32(float a, const float* x, float* y, int64_t n);

@@ -2,6 +2,8 @@
 #include "ops/cpu_dispatch.h"
 #include "ops/ops.h"
 
+#include <cmath>
+
 namespace triattn::ops {
 
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps) {
@@ -10,6 +12,17 @@ void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps
 void softmax(float* x, int64_t n) { active_kernels().softmax(x, n); }
 void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   active_kernels().swiglu(gate, up, out, n);
+}
+void geglu(const float* gate, const float* up, float* out, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = gate[i];
+    const float g = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+    out[i] = g * up[i];
+  }
+}
+void softcap(float* x, int64_t n, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
 }
 float dot_f32(const float* a, const float* b, int64_t n) {
   return active_kernels().dot_f32(a, b, n);

@@ -34,11 +34,16 @@ struct Data {
   std::vector<double> kd, vd;   // the same rows as the kernel sees them (after f16 rounding)
   std::vector<int32_t> pos;     // [n]
   AttentionStream stream() const {
-    return AttentionStream{type, k.data(), v.data(), pos.data(), n, d};
+    return AttentionStream{type, k.data(), v.data(), pos.data(), n, d, window, softcap};
   }
   DType type;
   int d;
   int64_t n;
+  int32_t window = 0;  // sliding-window layers: q_pos - pos < window
+  float softcap = 0;   // Gemma 2: scores -> cap * tanh(scores / cap)
+  bool visible(int64_t i, int j) const {
+    return pos[i] <= q_pos[j] && (window == 0 || q_pos[j] - pos[i] < window);
+  }
 };
 
 Data make(const Case& c, uint32_t seed, float q_scale = 1.0f) {
@@ -90,16 +95,17 @@ void reference(const Data& x, int j, double scale, std::vector<double>& w, std::
   double mx = -std::numeric_limits<double>::infinity();
   std::vector<double> s(static_cast<size_t>(x.n), 0.0);
   for (int64_t i = 0; i < x.n; ++i) {
-    if (x.pos[i] > x.q_pos[j]) continue;
+    if (!x.visible(i, j)) continue;
     double dot = 0;
     for (int e = 0; e < d; ++e) dot += static_cast<double>(x.q[j * d + e]) * x.kd[i * d + e];
     s[i] = scale * dot;
+    if (x.softcap > 0) s[i] = x.softcap * std::tanh(s[i] / x.softcap);
     mx = std::max(mx, s[i]);
   }
   if (mx == -std::numeric_limits<double>::infinity()) return;
   double sum = 0;
   for (int64_t i = 0; i < x.n; ++i)
-    if (x.pos[i] <= x.q_pos[j]) sum += (w[i] = std::exp(s[i] - mx));
+    if (x.visible(i, j)) sum += (w[i] = std::exp(s[i] - mx));
   for (int64_t i = 0; i < x.n; ++i) {
     w[i] /= sum;
     for (int e = 0; e < d; ++e) out[e] += w[i] * x.vd[i * d + e];
@@ -109,10 +115,14 @@ void reference(const Data& x, int j, double scale, std::vector<double>& w, std::
 using Kernel = void (*)(const float* const*, const int32_t*, int, const AttentionStream&, float,
                         float* const*, float*);
 
-void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float q_scale = 1.0f) {
+void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float q_scale = 1.0f,
+           int32_t window = 0, float softcap = 0) {
   SCOPED_TRACE(::testing::Message() << name << " " << dtype_name(c.type) << " d=" << c.head_dim
-                                    << " n_q=" << c.n_q << " n=" << c.n << " q_scale=" << q_scale);
-  const Data x = make(c, seed, q_scale);
+                                    << " n_q=" << c.n_q << " n=" << c.n << " q_scale=" << q_scale
+                                    << " window=" << window << " softcap=" << softcap);
+  Data x = make(c, seed, q_scale);
+  x.window = window;
+  x.softcap = softcap;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   std::vector<float> out(static_cast<size_t>(c.n_q) * c.head_dim, NAN);
   std::vector<float> weights(static_cast<size_t>(c.n_q * c.n), NAN);
@@ -132,13 +142,14 @@ void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float 
     double wsum = 0;
     for (int64_t i = 0; i < c.n; ++i) {
       const float w = weights[j * c.n + i];
-      if (x.pos[i] > x.q_pos[j]) {
+      if (!x.visible(i, j)) {
         ASSERT_EQ(w, 0.0f) << "masked key " << i << " query " << j;
       }
       ASSERT_NEAR(w, rw[i], 1e-4 * rw[i] + 1e-7) << "weight " << i << " query " << j;
       wsum += w;
     }
-    const bool any = std::any_of(x.pos.begin(), x.pos.end(), [&](int32_t p) { return p <= x.q_pos[j]; });
+    bool any = false;
+    for (int64_t i = 0; i < x.n; ++i) any = any || x.visible(i, j);
     EXPECT_NEAR(wsum, any ? 1.0 : 0.0, 1e-4) << "query " << j;
   }
 
@@ -184,6 +195,25 @@ TEST(Attention, MatchesReferenceAcrossTypesGroupsAndLengths) {
         if (cpu_has_avx512()) check(c, attention_detail::attend_avx512, "avx512", seed);
 #endif
       }
+}
+
+TEST(Attention, SlidingWindowAndSoftcap) {
+  // Windows narrower than a block, about a block and wider than the stream; soft-caps that
+  // bite (scores of N(0,1) q and keys reach ~4 after scaling; caps 1 and 5).
+  uint32_t seed = 900;
+  for (DType t : {DType::F32, DType::F16})
+    for (int32_t window : {0, 1, 7, 64, 300, 100000})
+      for (float cap : {0.0f, 1.0f, 5.0f})
+        for (int n_q : {1, 4}) {
+          if (window == 0 && cap == 0) continue;  // the plain case is covered above
+          const Case c{t, 64, n_q, 250};
+          check(c, attend, "attend", ++seed, 2.0f, window, cap);
+          check(c, attention_detail::attend_scalar, "scalar", seed, 2.0f, window, cap);
+#if defined(__x86_64__)
+          if (cpu_has_avx2()) check(c, attention_detail::attend_avx2, "avx2", seed, 2.0f, window, cap);
+          if (cpu_has_avx512()) check(c, attention_detail::attend_avx512, "avx512", seed, 2.0f, window, cap);
+#endif
+        }
 }
 
 TEST(Attention, OtherHeadDims) {

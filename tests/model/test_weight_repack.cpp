@@ -37,11 +37,7 @@ std::vector<float> logits_of(const Model& m, const std::vector<int32_t>& tokens)
   return out[0];
 }
 
-size_t owned_bytes(const Model& m) {
-  size_t n = 0;
-  for (const LargeBuffer& b : m.owned_) n += b.size();
-  return n;
-}
+size_t owned_bytes(const Model& m) { return m.owned_bytes(); }
 
 std::vector<const TensorView*> layer_matrices(const Model& m) {
   std::vector<const TensorView*> out;

@@ -1,0 +1,189 @@
+#include "model/arch.h"
+
+#include "core/error.h"
+
+namespace triattn {
+
+namespace {
+
+using R = TensorRole;
+using N = TensorNeed;
+
+// The llama block, as llama.cpp's GGUF converter and HF transformers name it.
+std::vector<ArchTensor> llama_tensors() {
+  return {
+      {R::TokEmbd, "token_embd.weight", "model.embed_tokens.weight"},
+      {R::AttnNorm, "blk.{}.attn_norm.weight", "model.layers.{}.input_layernorm.weight"},
+      {R::Wq, "blk.{}.attn_q.weight", "model.layers.{}.self_attn.q_proj.weight"},
+      {R::Wk, "blk.{}.attn_k.weight", "model.layers.{}.self_attn.k_proj.weight"},
+      {R::Wv, "blk.{}.attn_v.weight", "model.layers.{}.self_attn.v_proj.weight"},
+      {R::Bq, "blk.{}.attn_q.bias", "model.layers.{}.self_attn.q_proj.bias", N::IfQkvBias},
+      {R::Bk, "blk.{}.attn_k.bias", "model.layers.{}.self_attn.k_proj.bias", N::IfQkvBias},
+      {R::Bv, "blk.{}.attn_v.bias", "model.layers.{}.self_attn.v_proj.bias", N::IfQkvBias},
+      {R::QNorm, "blk.{}.attn_q_norm.weight", "model.layers.{}.self_attn.q_norm.weight", N::IfQkNorm},
+      {R::KNorm, "blk.{}.attn_k_norm.weight", "model.layers.{}.self_attn.k_norm.weight", N::IfQkNorm},
+      {R::Wo, "blk.{}.attn_output.weight", "model.layers.{}.self_attn.o_proj.weight"},
+      {R::FfnNorm, "blk.{}.ffn_norm.weight", "model.layers.{}.post_attention_layernorm.weight"},
+      {R::Gate, "blk.{}.ffn_gate.weight", "model.layers.{}.mlp.gate_proj.weight"},
+      {R::Up, "blk.{}.ffn_up.weight", "model.layers.{}.mlp.up_proj.weight"},
+      {R::Down, "blk.{}.ffn_down.weight", "model.layers.{}.mlp.down_proj.weight"},
+      {R::OutputNorm, "output_norm.weight", "model.norm.weight"},
+      {R::Output, "output.weight", "lm_head.weight", N::IfUntied},
+  };
+}
+
+// Gemma 2/3: norms before and after attention and the FFN. HF's "post_attention_layernorm"
+// is the norm of the attention OUTPUT here (in llama it is the FFN's input norm).
+std::vector<ArchTensor> gemma_tensors() {
+  return {
+      {R::TokEmbd, "token_embd.weight", "model.embed_tokens.weight"},
+      {R::AttnNorm, "blk.{}.attn_norm.weight", "model.layers.{}.input_layernorm.weight"},
+      {R::Wq, "blk.{}.attn_q.weight", "model.layers.{}.self_attn.q_proj.weight"},
+      {R::Wk, "blk.{}.attn_k.weight", "model.layers.{}.self_attn.k_proj.weight"},
+      {R::Wv, "blk.{}.attn_v.weight", "model.layers.{}.self_attn.v_proj.weight"},
+      {R::QNorm, "blk.{}.attn_q_norm.weight", "model.layers.{}.self_attn.q_norm.weight", N::IfQkNorm},
+      {R::KNorm, "blk.{}.attn_k_norm.weight", "model.layers.{}.self_attn.k_norm.weight", N::IfQkNorm},
+      {R::Wo, "blk.{}.attn_output.weight", "model.layers.{}.self_attn.o_proj.weight"},
+      {R::PostAttnNorm, "blk.{}.post_attention_norm.weight", "model.layers.{}.post_attention_layernorm.weight"},
+      {R::FfnNorm, "blk.{}.ffn_norm.weight", "model.layers.{}.pre_feedforward_layernorm.weight"},
+      {R::Gate, "blk.{}.ffn_gate.weight", "model.layers.{}.mlp.gate_proj.weight"},
+      {R::Up, "blk.{}.ffn_up.weight", "model.layers.{}.mlp.up_proj.weight"},
+      {R::Down, "blk.{}.ffn_down.weight", "model.layers.{}.mlp.down_proj.weight"},
+      {R::PostFfnNorm, "blk.{}.post_ffw_norm.weight", "model.layers.{}.post_feedforward_layernorm.weight"},
+      {R::OutputNorm, "output_norm.weight", "model.norm.weight"},
+      {R::Output, "output.weight", "lm_head.weight", N::IfUntied},
+  };
+}
+
+ArchTraits gemma_traits(bool qk_norm, int period, float theta_local) {
+  ArchTraits t;
+  t.qk_norm = qk_norm;
+  t.post_norms = true;
+  t.embed_scale = true;
+  t.hf_norm_plus_one = true;
+  t.activation = Activation::GeluTanh;
+  t.sliding_period = period;
+  t.full_index = period - 1;
+  t.default_rope_theta_local = theta_local;
+  t.default_tied = true;
+  return t;
+}
+
+const std::vector<ArchInfo>& table() {
+  static const std::vector<ArchInfo> archs = [] {
+    std::vector<ArchInfo> a;
+    a.push_back({"llama", {"llama", "mistral"}, "LlamaForCausalLM", {.gguf_interleaved_rope = true}, llama_tensors()});
+    a.push_back({"qwen2", {"qwen2"}, "Qwen2ForCausalLM", {.qkv_bias = true}, llama_tensors()});
+    a.push_back({"qwen3", {"qwen3"}, "Qwen3ForCausalLM", {.qk_norm = true}, llama_tensors()});
+    // Gemma 2: every other layer (0, 2, ...) sliding; soft-capping values come from the file.
+    a.push_back({"gemma2", {"gemma2"}, "Gemma2ForCausalLM", gemma_traits(false, 2, 0), gemma_tensors()});
+    // Gemma 3 (text): five sliding layers then one full; local RoPE base 10000.
+    a.push_back({"gemma3", {"gemma3_text"}, "Gemma3ForCausalLM", gemma_traits(true, 6, 10000.0f), gemma_tensors()});
+    return a;
+  }();
+  return archs;
+}
+
+std::string join(bool hf) {
+  std::string out;
+  for (const ArchInfo& a : table()) {
+    if (!hf) {
+      out += (out.empty() ? "" : ", ") + std::string(a.name);
+      continue;
+    }
+    for (std::string_view t : a.hf_types) out += (out.empty() ? "" : ", ") + std::string(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::span<const ArchInfo> architectures() { return table(); }
+
+const ArchInfo* find_arch(std::string_view name) {
+  for (const ArchInfo& a : table())
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+const ArchInfo* find_arch_hf(std::string_view model_type) {
+  for (const ArchInfo& a : table())
+    for (std::string_view t : a.hf_types)
+      if (t == model_type) return &a;
+  return nullptr;
+}
+
+const ArchInfo& arch_info(std::string_view name) {
+  const ArchInfo* a = find_arch(name);
+  if (!a) fail("architecture '", std::string(name), "' is not supported (supported: ", arch_names(), ")");
+  return *a;
+}
+
+std::string arch_names() { return join(false); }
+std::string arch_hf_names() { return join(true); }
+
+std::string tensor_name(const ArchTensor& t, TensorFormat f, int layer) {
+  std::string s = f == TensorFormat::Gguf ? t.gguf : t.hf;
+  const size_t at = s.find("{}");
+  if (at != std::string::npos) s.replace(at, 2, std::to_string(layer));
+  return s;
+}
+
+bool role_is_per_layer(TensorRole r) { return r != R::TokEmbd && r != R::OutputNorm && r != R::Output; }
+
+bool role_is_norm(TensorRole r) {
+  switch (r) {
+    case R::OutputNorm: case R::AttnNorm: case R::QNorm: case R::KNorm: case R::PostAttnNorm:
+    case R::FfnNorm: case R::PostFfnNorm:
+      return true;
+    default: return false;
+  }
+}
+
+bool role_is_vector(TensorRole r) { return role_is_norm(r) || r == R::Bq || r == R::Bk || r == R::Bv; }
+
+bool tensor_needed(const ArchTensor& t, const ModelConfig& c) {
+  switch (t.need) {
+    case N::Always: return true;
+    case N::IfQkvBias: return c.qkv_bias;
+    case N::IfQkNorm: return c.qk_norm;
+    case N::IfUntied: return !c.tied_embeddings;
+  }
+  return true;
+}
+
+std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c) {
+  const int64_t E = c.n_embd, F = c.n_ff, V = c.vocab_size, d = c.head_dim;
+  const int64_t Q = c.n_heads * d, KV = c.n_kv_heads * d;
+  switch (r) {
+    case R::TokEmbd: case R::Output: return {V, E};
+    case R::OutputNorm: case R::AttnNorm: case R::PostAttnNorm: case R::FfnNorm: case R::PostFfnNorm: return {E};
+    case R::Wq: return {Q, E};
+    case R::Wk: case R::Wv: return {KV, E};
+    case R::Bq: return {Q};
+    case R::Bk: case R::Bv: return {KV};
+    case R::QNorm: case R::KNorm: return {d};
+    case R::Wo: return {E, Q};
+    case R::Gate: case R::Up: return {F, E};
+    case R::Down: return {E, F};
+  }
+  return {};
+}
+
+void apply_arch_traits(const ArchInfo& a, ModelConfig& c) {
+  const ArchTraits& t = a.traits;
+  c.arch = std::string(a.name);
+  if (t.qkv_bias) c.qkv_bias = true;
+  c.qk_norm = t.qk_norm;
+  c.post_norms = t.post_norms;
+  c.embed_scale = t.embed_scale;
+  c.activation = t.activation;
+  if (c.rope_theta_local == 0 && c.sliding_window > 0) c.rope_theta_local = t.default_rope_theta_local;
+  if (c.layers.empty() && t.sliding_period > 0 && c.sliding_window > 0 && c.n_layers > 0) {
+    c.layers.resize(static_cast<size_t>(c.n_layers));
+    for (int l = 0; l < c.n_layers; ++l)
+      if (l % t.sliding_period != t.full_index) c.layers[l] = {AttentionKind::Sliding, c.sliding_window};
+  }
+}
+
+}  // namespace triattn

@@ -1,0 +1,96 @@
+#pragma once
+// Architectures as data (DESIGN §2): one table entry per architecture with its names in GGUF
+// (general.architecture) and in config.json (model_type), its traits, and the names of its
+// tensors in both formats. The loaders, the model maker and `info` read names and traits
+// from here; the forward pass reads only ModelConfig. Adding an architecture is one entry in
+// arch.cpp plus, where its block differs, code in the forward pass.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/config.h"
+
+namespace triattn {
+
+// Every tensor the runtime knows, by role. Per-layer roles follow the block's order.
+enum class TensorRole {
+  TokEmbd, OutputNorm, Output,                    // model-wide
+  AttnNorm, Wq, Wk, Wv, Bq, Bk, Bv, QNorm, KNorm, Wo,
+  PostAttnNorm,                                   // Gemma: norm of the attention output
+  FfnNorm, Gate, Up, Down,
+  PostFfnNorm,                                    // Gemma: norm of the FFN output
+};
+
+// When an architecture's tensor is present.
+enum class TensorNeed {
+  Always,
+  IfQkvBias,  // cfg.qkv_bias
+  IfQkNorm,   // cfg.qk_norm
+  IfUntied,   // !cfg.tied_embeddings (the output matrix)
+};
+
+struct ArchTensor {
+  TensorRole role;
+  // "{}" stands for the layer index: "blk.{}.attn_q.weight", "model.layers.{}.self_attn.q_proj.weight".
+  const char* gguf;
+  const char* hf;
+  TensorNeed need = TensorNeed::Always;
+};
+
+// What a file does not say but the architecture implies. Everything a loader knows about an
+// architecture beyond its names is here; per-model values (sizes, windows, thetas) come from
+// the file and land in ModelConfig.
+struct ArchTraits {
+  bool gguf_interleaved_rope = false;  // the GGUF converter permuted q/k rows (llama)
+  bool qkv_bias = false;               // q/k/v biases always (qwen2); else config.json attention_bias
+  bool qk_norm = false;                // per-head RMSNorm of q and k before RoPE
+  bool post_norms = false;             // Gemma: norms after attention and after the FFN
+  bool embed_scale = false;            // Gemma: embeddings multiplied by sqrt(n_embd)
+  bool hf_norm_plus_one = false;       // Gemma: HF norm weights w act as (1 + w); GGUF stores 1 + w
+  Activation activation = Activation::Silu;
+  // Layer attention pattern when the file gives none: every `sliding_period`-th layer, at
+  // index `full_index` within the period, is full attention, the others sliding.
+  // 0 = every layer full.
+  int sliding_period = 0;
+  int full_index = 0;
+  float default_rope_theta_local = 0;  // sliding layers' RoPE base when the file has none; 0 = global
+  bool default_tied = false;           // tie_word_embeddings default in config.json
+};
+
+struct ArchInfo {
+  std::string_view name;                       // ModelConfig::arch, GGUF general.architecture
+  std::vector<std::string_view> hf_types;      // config.json model_type values (first: written)
+  std::string_view hf_class;                   // config.json "architectures" written by make-model
+  ArchTraits traits;
+  std::vector<ArchTensor> tensors;             // model-wide then per-layer, in file order
+};
+
+// All architectures, in the order messages list them.
+std::span<const ArchInfo> architectures();
+// By ModelConfig::arch / GGUF name, or by config.json model_type; nullptr when unknown.
+const ArchInfo* find_arch(std::string_view name);
+const ArchInfo* find_arch_hf(std::string_view model_type);
+// By ModelConfig::arch; throws Error naming the supported ones.
+const ArchInfo& arch_info(std::string_view name);
+// "llama, qwen2, ..." (GGUF names) or the config.json model types.
+std::string arch_names();
+std::string arch_hf_names();
+
+enum class TensorFormat { Gguf, Hf };
+// A tensor's name in a format with "{}" replaced by the layer.
+std::string tensor_name(const ArchTensor& t, TensorFormat f, int layer = -1);
+bool role_is_per_layer(TensorRole r);
+bool role_is_vector(TensorRole r);   // norms and biases (f32 at run time)
+bool role_is_norm(TensorRole r);
+// Whether the model `c` has tensor `t`.
+bool tensor_needed(const ArchTensor& t, const ModelConfig& c);
+// Shape of a role's tensor in HF layout ([out, in] for matrices, [n] for vectors).
+std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c);
+
+// Fills c's traits-derived fields (qk_norm, post_norms, activation, ...) from the entry and
+// the per-layer table from the traits' pattern and c.sliding_window (when layer_types was not
+// given). Loaders call it after reading sizes.
+void apply_arch_traits(const ArchInfo& a, ModelConfig& c);
+
+}  // namespace triattn
