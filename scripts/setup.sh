@@ -2,12 +2,19 @@
 # Installs the Debian packages triattn needs, only those missing. Safe to run repeatedly.
 # --test-clients: also what the client tests need (Chromium, and the npm packages of
 # tests/clients from its lockfile); scripts/test.sh asks for them, the demo does not.
+# --fuzz: also clang-14 and its libFuzzer/sanitizer runtimes (scripts/fuzz.sh).
 set -euo pipefail
-with_clients=0
-[ "${1:-}" = "--test-clients" ] && with_clients=1
+with_clients=0 with_fuzz=0
+for a in "$@"; do
+  case "$a" in
+    --test-clients) with_clients=1 ;;
+    --fuzz) with_fuzz=1 ;;
+  esac
+done
 pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
       libcli11-dev libpcre2-dev libcpp-httplib-dev libssl-dev python3-numpy)
 ((with_clients)) && pkgs+=(chromium)
+((with_fuzz)) && pkgs+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,5 +1,6 @@
 #include "calib/pickle_reader.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <map>
@@ -59,24 +60,32 @@ class Unpickler {
         case 0x87: tuple_n(3); break;
         case 'a': {
           PyRef v = pop();
-          container(PyValue::Kind::List)->items.push_back(v);
+          PyValue* list = container(PyValue::Kind::List);
+          nest(list, v);
+          list->items.push_back(v);
           break;
         }
         case 'e': {
           auto items = pop_mark();
-          auto& list = container(PyValue::Kind::List)->items;
+          PyValue* c = container(PyValue::Kind::List);
+          for (const PyRef& v : items) nest(c, v);
+          auto& list = c->items;
           list.insert(list.end(), items.begin(), items.end());
           break;
         }
         case 's': {
           PyRef v = pop(), k = pop();
-          container(PyValue::Kind::Dict)->entries.emplace_back(k, v);
+          PyValue* dict = container(PyValue::Kind::Dict);
+          nest(dict, k);
+          nest(dict, v);
+          dict->entries.emplace_back(k, v);
           break;
         }
         case 'u': {
           auto items = pop_mark();
           if (items.size() % 2) bad("SETITEMS with an odd number of items");
           auto* dict = container(PyValue::Kind::Dict);
+          for (const PyRef& v : items) nest(dict, v);
           for (size_t i = 0; i < items.size(); i += 2) dict->entries.emplace_back(items[i], items[i + 1]);
           break;
         }
@@ -185,8 +194,15 @@ class Unpickler {
   }
   PyRef tuple_of(std::vector<PyRef> items) {
     auto t = make(PyValue::Kind::Tuple);
+    for (const PyRef& v : items) nest(t.get(), v);
     t->items = std::move(items);
     return t;
+  }
+  // `child` goes inside `parent`: refuse a container inside itself and nesting past the bound.
+  void nest(PyValue* parent, const PyRef& child) {
+    if (child.get() == parent) bad("a container holds itself");
+    parent->depth = std::max(parent->depth, child->depth + 1);
+    if (parent->depth > kMaxPickleDepth) bad("values nested more than ", kMaxPickleDepth, " deep");
   }
   void tuple_n(size_t n) {
     std::vector<PyRef> items(n);

@@ -36,11 +36,17 @@ struct PyValue {
   std::vector<PyRef> items;                     // List, Tuple
   std::vector<std::pair<PyRef, PyRef>> entries;  // Dict, insertion order
   PyTensorRef tensor;                           // Storage (key/type/numel), Tensor
+  int depth = 0;  // containers nested below this one (bounded: see kMaxPickleDepth)
 
   // Dict lookup by string key; nullptr when absent.
   const PyValue* get(const std::string& key) const;
   std::string kind_name() const;
 };
+
+// Containers nested inside containers: torch's stats pickles nest a few levels. The bound
+// keeps the recursive destruction (and any walk) of a crafted 100,000-deep list off the end
+// of the stack (found by fuzz/fuzz_pickle).
+inline constexpr int kMaxPickleDepth = 100;
 
 // `what` names the source in error messages (e.g. "stats.pt: data.pkl").
 PyRef unpickle(std::span<const uint8_t> data, const std::string& what);

@@ -2,6 +2,7 @@
 // stderr, or one JSON object with --json.
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -41,7 +42,11 @@ int cmd_generate(const std::vector<std::string>& args) {
   const bool random_seed = finish_sampling_options(app, sp);
   if (!prompt.empty() && !prompt_file.empty()) fail("give the prompt with -p or -f, not both");
   if (!prompt_file.empty()) prompt = read_text_file(prompt_file);
-  if (n_predict < 0) fail("-n must be >= 0");
+  // Positions are 32-bit: a larger -n (or one past 64 bits, which the parser saturates) could
+  // never finish and would only fail, billions of tokens later, at the last position.
+  if (n_predict < 0 || n_predict > std::numeric_limits<int32_t>::max())
+    fail("-n must be between 0 and ", std::numeric_limits<int32_t>::max(), " (the most positions a sequence holds), got ",
+         n_predict);
   if (!chat && (popt.chat_opt.no_think || !popt.chat_opt.template_path.empty()))
     fail("--no-think and --chat-template need --chat");
 

@@ -1,0 +1,50 @@
+// The server's request path: a POST body (JSON) -> CompletionRequest (sampling, generation
+// options, stop strings, logprobs, KV settings, the prompt: text, token ids or chat messages
+// rendered by the model's template and tokenized) -> the KV policy factory, exactly as
+// Server::handle_completion runs it, for both /v1/completions and /v1/chat/completions.
+// Expected refusals: ApiError (a 400 naming the field) and Error.
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_prompt.h"
+#include "engine/kv_setup.h"
+#include "fuzz_util.h"
+#include "model/model.h"
+#include "server/api_error.h"
+#include "server/completion_request.h"
+
+using namespace triattn;
+
+namespace {
+std::shared_ptr<const Model> g_model;
+std::unique_ptr<ChatPrompt> g_chat;
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  LoadOptions opt;
+  opt.repack = false;
+  opt.threads = 1;
+  const std::string path = TRIATTN_SHARED_DIR "/models/stories260k/stories260K.bin";
+  g_model = Model::load(path, opt);
+  g_chat = std::make_unique<ChatPrompt>(g_model->tokenizer(), path, ChatPromptOptions{}, nullptr);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const nlohmann::json body = nlohmann::json::parse(data, data + size, nullptr, false);
+  if (body.is_discarded()) return 0;  // the server answers 400 before this path
+  server::RequestDefaults defaults;
+  defaults.max_tokens = 64;
+  for (bool chat : {false, true}) {
+    fuzz::expect_named_errors([&] {
+      try {
+        const server::CompletionRequest r = server::parse_completion_request(body, chat, *g_model, *g_chat, defaults);
+        PolicyFactory factory(*g_model, r.kv);
+        (void)factory.make();
+      } catch (const server::ApiError&) {
+      }
+    });
+  }
+  return 0;
+}
