@@ -199,19 +199,39 @@ double score_position_form(const float* q_mean_re, const float* q_mean_im, const
   return trig + norm;
 }
 
+namespace {
+
+// Mean and population std of one head's n scores, the std clamped at 1e-6 so that a head whose
+// scores are all equal gives z = 0, not NaN.
+void row_mean_sd(const float* s, int64_t n, double* mean, double* sd) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += s[i];
+  *mean = sum / static_cast<double>(n);
+  double var = 0;
+  for (int64_t i = 0; i < n; ++i) var += (s[i] - *mean) * (s[i] - *mean);
+  *sd = std::max(std::sqrt(var / static_cast<double>(n)), 1e-6);
+}
+
+}  // namespace
+
 void zscore_group_max(const float* scores, int n_heads, int64_t n, float* out) {
   std::fill(out, out + n, -std::numeric_limits<float>::infinity());
   if (n == 0) return;
   for (int j = 0; j < n_heads; ++j) {
     const float* s = scores + static_cast<size_t>(j) * n;
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += s[i];
-    const double mean = sum / static_cast<double>(n);
-    double var = 0;
-    for (int64_t i = 0; i < n; ++i) var += (s[i] - mean) * (s[i] - mean);
-    // Population std, clamped so a head whose scores are all equal gives z = 0, not NaN.
-    const double sd = std::max(std::sqrt(var / static_cast<double>(n)), 1e-6);
+    double mean, sd;
+    row_mean_sd(s, n, &mean, &sd);
     for (int64_t i = 0; i < n; ++i) out[i] = std::max(out[i], static_cast<float>((s[i] - mean) / sd));
+  }
+}
+
+void zscore_rows(float* scores, int n_heads, int64_t n) {
+  if (n == 0) return;
+  for (int j = 0; j < n_heads; ++j) {
+    float* s = scores + static_cast<size_t>(j) * n;
+    double mean, sd;
+    row_mean_sd(s, n, &mean, &sd);
+    for (int64_t i = 0; i < n; ++i) s[i] = static_cast<float>((s[i] - mean) / sd);
   }
 }
 

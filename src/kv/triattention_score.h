@@ -87,5 +87,8 @@ double score_position_form(const float* q_mean_re, const float* q_mean_im, const
 // z-score of each head's scores over the candidates (mean, population std clamped at 1e-6),
 // then the max over the heads: out[i] = max_j z_j[i]. scores as laid out by score_keys.
 void zscore_group_max(const float* scores, int n_heads, int64_t n, float* out);
+// The same z-scores, written in place of each head's scores (no max): the split policy
+// combines two terms' z-scores before taking the group's max.
+void zscore_rows(float* scores, int n_heads, int64_t n);
 
 }  // namespace triattn

@@ -38,22 +38,6 @@ namespace {
 // stories260K without a window lost 2.2% perplexity at B = 128; docs/results.md).
 constexpr float kSpreadOutlierZ = 2.0f;
 
-// Each of the n_heads rows of n scores replaced by its z-score over the row (population std,
-// clamped at 1e-6 as zscore_group_max, so equal scores give 0).
-void zscore_rows(float* s, int n_heads, int64_t n) {
-  if (n == 0) return;
-  for (int j = 0; j < n_heads; ++j) {
-    float* r = s + static_cast<size_t>(j) * n;
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += r[i];
-    const double mean = sum / static_cast<double>(n);
-    double var = 0;
-    for (int64_t i = 0; i < n; ++i) var += (r[i] - mean) * (r[i] - mean);
-    const double sd = std::max(std::sqrt(var / static_cast<double>(n)), 1e-6);
-    for (int64_t i = 0; i < n; ++i) r[i] = static_cast<float>((r[i] - mean) / sd);
-  }
-}
-
 // One query head's vote for a key, from its two z-scores.
 float spread_or_trig(float z_trig, float z_spread) {
   return z_spread > kSpreadOutlierZ ? std::max(z_trig, z_spread) : z_trig;
