@@ -306,12 +306,12 @@ int cmd_bench(const std::vector<std::string>& args) {
               "          GB/s = (weights / batch + KV read per sequence-step) x tok/s\n\n",
               static_cast<long long>(o.pp), static_cast<long long>(o.tg), static_cast<long long>(filler.sample_tokens()),
               o.reps);
-  std::printf("%-13s %7s %5s %10s %8s %18s %10s %10s %8s %8s %6s\n", "policy", "depth", "batch", "pp tok/s",
+  std::printf("%-18s %7s %5s %10s %8s %18s %10s %10s %8s %8s %6s\n", "policy", "depth", "batch", "pp tok/s",
               "GFLOP/s", "tg tok/s (sd)", "KVpk MiB", "KVrd MiB", "score %", "GB/s", "% bw");
   for (const nlohmann::json& r : runs) {
     char tg[32];
     std::snprintf(tg, sizeof tg, "%.2f (%.2f)", r["tg_tok_s"].get<double>(), r["tg_tok_s_sd"].get<double>());
-    std::printf("%-13s %7lld %5d %10.1f %8.1f %18s %10.1f %10.1f %8.2f %8.2f %6.1f\n",
+    std::printf("%-18s %7lld %5d %10.1f %8.1f %18s %10.1f %10.1f %8.2f %8.2f %6.1f\n",
                 r["policy"].get<std::string>().c_str(), static_cast<long long>(r["depth"].get<int64_t>()),
                 r["batch"].get<int>(),
                 r["pp_tok_s"].get<double>(), r["gflops"].get<double>(), tg,
