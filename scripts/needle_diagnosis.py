@@ -104,9 +104,11 @@ def main():
                 scores = {name: np.max(np.stack(v), axis=0) for name, v in per.items()}
                 split = np.max(np.maximum(np.stack(per["trig"]), np.stack(per["spread"])), axis=0)
                 scores["split"] = max_pool(split, POOL)
+                competing = [i for i in digits if i < cand_end]  # digits inside the window are kept anyway
                 for name, v in scores.items():
-                    pct.setdefault((l, kvh, name), []).append(percentile(v, [i for i in digits if i < cand_end]))
-                if (l, kvh) == (L - 1, 1) and cand_end > BUDGET:
+                    if competing:
+                        pct.setdefault((l, kvh, name), []).append(percentile(v, competing))
+                if (l, kvh) == (L - 1, 1) and cand_end > BUDGET and competing:
                     for name in ("tri", "split"):
                         top = np.argsort(-scores[name], kind="stable")[:BUDGET - WINDOW]
                         hist = np.histogram(p - top, bins=[0, 256, 512, 1024, 4096])[0]

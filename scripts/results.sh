@@ -213,6 +213,8 @@ $(accuracy_summary "$work/byte-needle")
   score by the attention of recent queries can only guess which old line matters; TriAttention scores
   by calibrated query statistics, which on a 4-layer byte model trained for 40 minutes need not
   predict retrieval heads — read its row as a measurement of this model, not of the method.
+  The section "Needle retrieval when the prompt is longer than the budget" below diagnoses that
+  row and measures \`triattention-split\`, which keeps the needle, on all 200 prompts.
 - Agreement counts identical greedy tokens; once two greedy runs diverge they rarely realign, so it
   mostly measures how long a run stays on full attention's path (the "first divergence" column).
 - Takes about 10 minutes on 2 free cores (NEEDLE_LIMIT=32; the needle run is most of it).
