@@ -34,8 +34,8 @@ namespace {
 
 // The spread term overrides the trig ranking only for its outliers: keys more than this many
 // standard deviations above the candidates' mean spread, the few an atypical query can single
-// out. Below it the paper's trig ranking decides alone (with every spread vote counted,
-// stories260K without a window lost 2.2% perplexity at B = 128; docs/results.md).
+// out. Below it the paper's trig ranking decides alone: counting every spread vote cost the
+// long-generation regime perplexity on stories260K (docs/results.md, issue 20 section).
 constexpr float kSpreadOutlierZ = 2.0f;
 
 // One query head's vote for a key, from its two z-scores.
