@@ -1,21 +1,9 @@
 // Statistics files in the runtime's own format (safetensors: q/k mean and abs-mean tensors,
 // __metadata__ identity fields), read as `--stats` reads them, then checked against the
 // configuration the file claims (shapes, finiteness).
-#include "calib/stats_file.h"
-#include "fuzz_util.h"
-#include "model/config.h"
-
-using namespace triattn;
+#include "stats_probe.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string path = fuzz::write_file("stats.safetensors", data, size);
-  fuzz::expect_named_errors([&] {
-    const LoadedStats s = read_stats_any(path);
-    ModelConfig c;
-    c.arch = s.info.architecture;
-    c.n_layers = s.stats->n_layers, c.n_heads = s.stats->n_heads, c.head_dim = s.stats->head_dim;
-    c.n_kv_heads = s.stats->n_kv_heads ? s.stats->n_kv_heads : s.stats->n_heads;
-    check_stats_match(s, c, path);
-  });
+  triattn::fuzz::probe_stats_file("stats.safetensors", data, size);
   return 0;
 }
