@@ -91,11 +91,12 @@ const std::vector<Entry>& entries() {
       PolicyInfo i;
       i.name = "triattention-split";
       i.description =
-          "TriAttention with its two terms ranked apart: keeps a key that the mean query will attend to (trig "
-          "term) or that a query straying from the mean could (spread term), max-pooled, per (layer, KV head); "
-          "keeps what a long prompt's question will ask for (needs --stats)";
+          "TriAttention's ranking plus, per (layer, KV head), a rescue of the prompt's keys that a query "
+          "straying from the mean could single out (spread-term outliers, max-pooled, at most B/4): keeps what "
+          "a long prompt's question will ask for (needs --stats)";
       i.needs_stats = true;
       i.prunes = true;
+      i.mode_applies = false;  // it shares the paper's ranking across layers itself, then selects per stream
       i.params = {pool_kernel_param()};
       v.push_back({i, make_triattention_split_policy, check_triattention_split});
     }

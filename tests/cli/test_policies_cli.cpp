@@ -46,7 +46,9 @@ TEST(PoliciesCli, JsonDescribesNeedsModesAndDefaults) {
   EXPECT_EQ(find("triattention")["default_pruning_mode"], "per_head");
   EXPECT_TRUE(find("triattention-split")["needs"]["stats"].get<bool>());
   EXPECT_FALSE(find("triattention-split")["needs"]["queries"].get<bool>());
-  EXPECT_EQ(find("triattention-split")["default_pruning_mode"], "per_layer_per_head");
+  // It shares the paper's ranking across layers itself and selects per stream.
+  EXPECT_FALSE(find("triattention-split")["pruning_mode_applies"].get<bool>());
+  EXPECT_TRUE(find("triattention-split")["default_pruning_mode"].is_null());
   EXPECT_EQ(find("tova")["default_pruning_mode"], "per_layer_per_head");
   EXPECT_TRUE(find("streaming")["default_pruning_mode"].is_null());
   EXPECT_EQ(find("streaming")["default_sink"], 4);

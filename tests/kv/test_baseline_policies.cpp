@@ -256,6 +256,30 @@ TEST(BaselinePolicies, KeepSetsEqualTheNumpyReference) {
   EXPECT_GE(modes.size(), 4u);  // default, per_head, per_layer, global
 }
 
+// triattention-split rescues prompt keys only: with no prompt it keeps what the paper's
+// algorithm (triattention, per_head) keeps, event for event, whatever the pruning mode asked.
+TEST(BaselinePolicies, SplitWithoutAPromptKeepsWhatTriAttentionKeeps) {
+  int compared = 0;
+  for (const Case& base : fixture_cases()) {
+    if (base.policy != "triattention-split") continue;
+    SCOPED_TRACE(base.name);
+    Case split = base, paper = base;
+    split.prompt_len = paper.prompt_len = 0;
+    split.params.protect_prompt = paper.params.protect_prompt = false;
+    paper.policy = "triattention";
+    paper.params.mode = PruningMode::PerHead;
+    const std::vector<Event> a = replay(split, nullptr), b = replay(paper, nullptr);
+    ASSERT_EQ(a.size(), b.size());
+    ASSERT_FALSE(a.empty());
+    for (size_t e = 0; e < a.size(); ++e) {
+      EXPECT_EQ(a[e].p, b[e].p);
+      EXPECT_EQ(a[e].keep, b[e].keep) << "event " << e;
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, 6);
+}
+
 // Streams are scored on the pool's threads: the keep sets do not depend on it.
 TEST(BaselinePolicies, KeepSetsDoNotDependOnTheThreadCount) {
   ThreadPool pool(3);
@@ -387,11 +411,13 @@ TEST(BaselinePolicies, RegistryDeclaresWhatEachNeedsAndItsDefaults) {
             (std::set<std::string>{"--obs-window=32", "--pool-kernel=7", "--rkv-lambda=0.1", "--rkv-threshold=0.5"}));
   EXPECT_EQ(flags("random"), (std::set<std::string>{"--kv-seed=0"}));
   EXPECT_EQ(find_kv_policy("h3o"), nullptr);
-  // triattention-split: statistics, nothing observed at run time, per stream by default.
+  // triattention-split: statistics, nothing observed at run time; it shares the paper's ranking
+  // across layers itself and selects per stream, so --pruning-mode does not apply.
   const PolicyInfo* split = find_kv_policy("triattention-split");
   ASSERT_NE(split, nullptr);
   EXPECT_TRUE(split->needs_stats);
   EXPECT_EQ(split->needs, kNeedNothing);
+  EXPECT_FALSE(split->mode_applies);
   EXPECT_EQ(resolve_policy_params("triattention-split", PolicyParams{}).mode, PruningMode::PerLayerPerHead);
   EXPECT_EQ(flags("triattention-split"), (std::set<std::string>{"--pool-kernel=7"}));
 }

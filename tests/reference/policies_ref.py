@@ -25,14 +25,20 @@ cast to float32 as the engine's selection takes float scores):
              column with S > threshold is zeroed; redundancy = softmax_r(mean_c S[r, c]).
   knorm      −|k|₂.
   random     u = (h(seed, p, layer, kv_head, pos) >> 40) / 2^24 with h the splitmix64 chain below.
-  triattention-split (DESIGN §1's key score with its terms apart; statistics from the seed, see
+  triattention-split (DESIGN §1's key score plus a spread rescue; statistics from the seed, see
              make_stats; RoPE ω_f = 1/(1+f), keys stored as they are (post-RoPE), halves bands
              K_f = k[f] + i·k[f + d/2]):
-             trig_h(k)   = Σ_f Re(q̄_h[f] · mean_{δ∈D} e^{iω_f(p+δ)} · conj(K_f)), D = {2^0..2^16}
-             spread_h(k) = sqrt(Σ_f max(0, a_h[f]² − |q̄_h[f]|²) · |K_f|²),  a = q_abs_mean
-             each z-scored over the candidates (population std, floor 1e-6); a head's vote is
-             max(z trig, z spread) where z spread > 2, else z trig; score = maxpool_k(max_g vote)
-             over the candidates in row order.
+             S_h(k)      = Σ_f Re(q̄_h[f] · mean_{δ∈D} e^{iω_f(p+δ)} · conj(K_f)) + (a_h[f] − |q̄_h[f]|)·|K_f|,
+                           D = {2^0..2^16}, a = q_abs_mean (the paper's score, fs = 1)
+             spread_h(k) = sqrt(Σ_f max(0, a_h[f]² − |q̄_h[f]|²) · |K_f|²)
+             each z-scored over the stream's candidates (population std, floor 1e-6);
+             base(l, kvh, pos) = mean over the layers whose stream (·, kvh) holds pos as a
+                           candidate of max_g z S;
+             rescue      = maxpool_k(max_g of z spread where z spread > 2 and the position is
+                           in the prompt (< prompt_len), else -inf) over the candidates in row
+                           order, -inf again outside the prompt, then only the max(1, B // 4)
+                           largest finite values (and ties with the last) stay;
+             score       = max(base, rescue); the pruning mode does not apply (per stream).
 Inputs: keys and queries come from the counter-based hash below, with values that are exact in
 float32, so the C++ test (tests/kv/test_baseline_policies.cpp) rebuilds bit-identical ones from
 the fixture's seed.
@@ -121,8 +127,12 @@ def zscore(x):
 SPREAD_OUTLIER_Z = 2.0
 
 
-def triattention_split_scores(Kst, stats, l, kvh, G, p, k, cand_rows, max_log2=16):
-    """The scores, and how close any z spread came to the outlier threshold (a near tie there is
+RESCUE_SHARE = 4
+
+
+def triattention_split_terms(Kst, stats, l, kvh, G, p, cand_rows, max_log2=16):
+    """max_g z(S) and max_g of the z(spread) outliers (-inf elsewhere) of one stream's
+    candidates, and how close any z spread came to the outlier threshold (a near tie there is
     what float rounding could flip)."""
     re, im, a = stats
     half = Kst.shape[1] // 2
@@ -131,18 +141,29 @@ def triattention_split_scores(Kst, stats, l, kvh, G, p, k, cand_rows, max_log2=1
     phase = np.exp(1j * omega[None, :] * (p + delta[:, None])).mean(axis=0)          # [half]
     kd = Kst[cand_rows].astype(np.float64)
     kb = kd[:, :half] + 1j * kd[:, half:]                                              # K_f
-    best = np.full(len(cand_rows), -np.inf)
+    base = np.full(len(cand_rows), -np.inf)
+    outlier = np.full(len(cand_rows), -np.inf)
     gap = np.inf
     for g in range(G):
         h = kvh * G + g
         qbar = re[l, h].astype(np.float64) + 1j * im[l, h].astype(np.float64)
-        trig = np.real((qbar * phase)[None, :] * np.conj(kb)).sum(axis=1)
-        v = np.maximum(0.0, a[l, h].astype(np.float64) ** 2 - np.abs(qbar) ** 2)
+        ah = a[l, h].astype(np.float64)
+        paper = (np.real((qbar * phase)[None, :] * np.conj(kb)) + (ah - np.abs(qbar))[None, :] * np.abs(kb)).sum(axis=1)
+        v = np.maximum(0.0, ah ** 2 - np.abs(qbar) ** 2)
         spread = np.sqrt((v[None, :] * np.abs(kb) ** 2).sum(axis=1))
-        zt, zs = zscore(trig), zscore(spread)
-        best = np.maximum(best, np.where(zs > SPREAD_OUTLIER_Z, np.maximum(zt, zs), zt))
+        zs = zscore(spread)
+        base = np.maximum(base, zscore(paper))
+        outlier = np.maximum(outlier, np.where(zs > SPREAD_OUTLIER_Z, zs, -np.inf))
         gap = min(gap, float(np.min(np.abs(zs - SPREAD_OUTLIER_Z)))) if len(zs) else gap
-    return max_pool(best, k), gap
+    return base, outlier, gap
+
+
+def keep_top(x, k):
+    """The k largest finite values of x (ties with the k-th stay); -inf elsewhere."""
+    finite = np.sort(x[np.isfinite(x)])[::-1]
+    if len(finite) <= k:
+        return x
+    return np.where(x >= finite[k - 1], x, -np.inf)
 
 
 def softmax_rows(logits):
@@ -257,10 +278,6 @@ class Sim:
             return np.array([self.acc[l][h].get(pos[i], 0.0) for i in cand])
         if pol == "knorm":
             return -np.linalg.norm(Kst[cand].astype(np.float64), axis=1)
-        if pol == "triattention-split":
-            sc, gap = triattention_split_scores(Kst, self.stats, l, h, self.G, p, prm["pool_kernel"], cand)
-            self.min_margin = min(self.min_margin, gap)
-            return sc
         if pol == "random":
             return np.array([(chain(prm["seed"], p, l, h, pos[i]) >> 40) / 16777216.0 for i in cand])
         if pol in ("snapkv", "tova", "rkv"):
@@ -273,11 +290,41 @@ class Sim:
             return lam * imp / (m * self.G) - (1 - lam) * red[cand]
         raise ValueError(pol)
 
+    def split_scores(self, splits, p):
+        """triattention-split's scores of every stream: the layers' mean base by position, the
+        stream's own capped rescue of prompt keys."""
+        terms = {}
+        for (l, h), (prot, cand) in splits.items():
+            base, outlier, gap = triattention_split_terms(self.stream_keys(l, h), self.stats, l, h, self.G, p, cand)
+            self.min_margin = min(self.min_margin, gap)
+            terms[(l, h)] = (base, outlier)
+        out = {}
+        for h in range(self.Hkv):
+            total, count = {}, {}
+            for l in range(self.L):
+                pos, cand = self.pos[l][h], splits[(l, h)][1]
+                for i, r in enumerate(cand):
+                    total[pos[r]] = total.get(pos[r], 0.0) + float(terms[(l, h)][0][i])
+                    count[pos[r]] = count.get(pos[r], 0) + 1
+            for l in range(self.L):
+                pos, cand = self.pos[l][h], splits[(l, h)][1]
+                in_prompt = np.array([pos[r] < self.case["prompt_len"] for r in cand], bool)
+                outlier = np.where(in_prompt, terms[(l, h)][1], -np.inf)
+                rescue = np.where(in_prompt, max_pool(outlier, self.prm["pool_kernel"]), -np.inf)
+                rescue = keep_top(rescue, max(1, self.prm["budget"] // RESCUE_SHARE))
+                base = np.array([total[pos[r]] / count[pos[r]] for r in cand])
+                out[(l, h)] = np.maximum(base, rescue) if len(cand) else base
+        return out
+
     def prune(self, p):
         L, H = self.L, self.Hkv
         splits = {(l, h): self.split(self.pos[l][h]) for l in range(L) for h in range(H)}
         keep = {}
-        if self.policy == "streaming":
+        if self.policy == "triattention-split":
+            for (l, h), rows in self.split_scores(splits, p).items():
+                prot, cand = splits[(l, h)]
+                keep[(l, h)] = self.select(self.pos[l][h], prot, cand, rows)
+        elif self.policy == "streaming":
             B = self.prm["budget"]
             for (l, h), (prot, cand) in splits.items():
                 slots = max(0, min(len(cand), B - len(prot)))

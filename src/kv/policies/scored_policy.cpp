@@ -25,6 +25,7 @@ std::optional<KeepPlan> ScoredPolicy::plan_before_append(const KvCache& cache, i
       score_stream(cache, l, h, splits_[s], scores_[s].data(), thread);
     }
   });
+  combine_streams(cache, seq, splits_, scores_);
   KeepPlan plan = select_by_mode(cache, mode(), rules, splits_, scores_, name());
   if (!plan_evicts(cache, plan)) return std::nullopt;
   on_plan(plan);

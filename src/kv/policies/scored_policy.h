@@ -41,6 +41,10 @@ class ScoredPolicy : public BudgetedPolicy {
   // pool: an implementation writes only its own stream's scores and its thread's scratch.
   virtual void score_stream(const KvCache& cache, int layer, int kv_head, const StreamSplit& split, float* scores,
                             int thread) = 0;
+  // After every stream is scored, before selection, on the calling thread: a policy whose
+  // scores depend on other streams (e.g. a mean over layers) rewrites them here.
+  virtual void combine_streams(const KvCache& cache, const SequenceInfo& seq, const std::vector<StreamSplit>& splits,
+                               std::vector<std::vector<float>>& scores) {}
   // The engine applies `plan` as soon as it is returned (Sequence::prepare_append): a policy
   // that keeps per-row observations compacts them here, so they stay row-aligned.
   virtual void on_plan(const KeepPlan& plan) {}
