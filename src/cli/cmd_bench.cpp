@@ -10,6 +10,7 @@
 // so a noisy neighbour on a shared machine hits all of them alike), with its spread. Within a
 // repetition the depths go in the order given, and at each depth every policy in turn.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -53,12 +54,30 @@ struct Cell {
 };
 
 // Elements of the matrices every token is multiplied by (the FLOP count of a prefill token,
-// ignoring attention and the output projection, which prefill computes for the last token only).
+// ignoring attention and the output projection, which prefill computes for the last token only);
+// of a MoE layer's experts, the n_expert_used a token is routed to.
 int64_t matmul_params(const Model& m) {
+  const ModelConfig& c = m.config();
   int64_t n = 0;
-  for (const LayerWeights& L : m.weights().layers)
-    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) n += t->numel();
+  for (const LayerWeights& L : m.weights().layers) {
+    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.router})
+      if (!t->empty()) n += t->numel();
+    for (const TensorView* t : {&L.gate_exps, &L.up_exps, &L.down_exps})
+      if (!t->empty()) n += t->numel() / c.n_expert * c.n_expert_used;
+  }
   return n;
+}
+
+// Weight bytes one decode step reads for `batch` sequences: every dense weight once and, of a
+// MoE model's experts, the share the batch's tokens select: n_expert_used / n_expert for one
+// sequence (the active parameters), 1 - (1 - used / n)^batch expected for a batch if routing
+// were uniform (an estimate: real routing is uneven).
+double step_weight_bytes(const Model& m, int batch) {
+  const double experts = static_cast<double>(m.expert_weight_bytes());
+  const double dense = static_cast<double>(m.weight_bytes()) - experts;
+  if (experts == 0) return dense;
+  const double p = static_cast<double>(m.config().n_expert_used) / m.config().n_expert;
+  return dense + experts * (1 - std::pow(1 - p, batch));
 }
 
 std::string cpu_model_name() {
@@ -221,7 +240,7 @@ int cmd_bench(const std::vector<std::string>& args) {
         }
   }
 
-  const double weight_bytes = static_cast<double>(model->weight_bytes());
+  const double weight_bytes = static_cast<double>(model->active_weight_bytes());  // per token of one sequence
   const double flops_per_token = 2.0 * static_cast<double>(matmul_params(*model));
   nlohmann::json runs = nlohmann::json::array();
   for (const std::string& p : o.policies)
@@ -238,8 +257,9 @@ int cmd_bench(const std::vector<std::string>& args) {
           peak_tokens = std::max(peak_tokens, m.kv_peak_tokens);
           prunes = std::max(prunes, m.prune_events);
         }
-        // A step reads the weights once for the whole batch and each sequence's own cache.
-        const double bw = (weight_bytes / b + kv_read) * tg.median / 1e9;
+        // A step reads the weights once for the whole batch (a MoE model: the experts its
+        // tokens select) and each sequence's own cache.
+        const double bw = (step_weight_bytes(*model, b) / b + kv_read) * tg.median / 1e9;
         runs.push_back({{"policy", p},
                         {"depth", d},
                         {"batch", b},
@@ -256,6 +276,7 @@ int cmd_bench(const std::vector<std::string>& args) {
                         {"bandwidth_gbs", bw},
                         {"bandwidth_share", probe.best_gbs > 0 ? bw / probe.best_gbs : 0},
                         {"weight_bytes", model->weight_bytes()},
+                        {"step_weight_bytes", step_weight_bytes(*model, b)},
                         {"synthetic_depth", true},
                         {"reps", o.reps}});
       }
@@ -268,6 +289,7 @@ int cmd_bench(const std::vector<std::string>& args) {
           {"description", cfg.describe()},
           {"weight_type", model->weight_type_name()},
           {"weight_bytes", model->weight_bytes()},
+          {"active_weight_bytes", model->active_weight_bytes()},
           {"matmul_params", matmul_params(*model)}}},
         {"machine",
          {{"bandwidth_gbs", probe.best_gbs},
@@ -292,8 +314,12 @@ int cmd_bench(const std::vector<std::string>& args) {
     return 0;
   }
 
-  std::printf("model     %s\n          %s, weights %s, %.1f MiB read per token\n", o.model_path.c_str(),
+  std::printf("model     %s\n          %s, weights %s, %.1f MiB read per token", o.model_path.c_str(),
               cfg.describe().c_str(), model->weight_type_name().c_str(), weight_bytes / 1048576.0);
+  if (model->expert_weight_bytes() > 0)
+    std::printf(" (active parameters: %d of %d experts; all weights %.1f MiB)", cfg.n_expert_used, cfg.n_expert,
+                static_cast<double>(model->weight_bytes()) / 1048576.0);
+  std::printf("\n");
   std::printf("machine   %s, %d threads, read bandwidth %.1f GB/s (%zu MiB probe, best of %d)\n",
               cpu_model_name().c_str(), pool.size(), probe.best_gbs, probe.bytes >> 20, probe.runs);
   std::printf("settings  KV %s, B=%lld, beta=%lld, W=%lld, %s; calibration: %s\n", kv.cache_type.c_str(),
@@ -303,7 +329,8 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::printf("          pp%lld from an empty cache; tg%lld after the cache holds `depth` tokens of synthetic KV\n"
               "          (sampled from a real %lld-token prefill, pruned by the policy as a real prefill would be);\n"
               "          medians of %d reps (sd); tg tok/s summed over the batch;\n"
-              "          GB/s = (weights / batch + KV read per sequence-step) x tok/s\n\n",
+              "          GB/s = (weights / batch + KV read per sequence-step) x tok/s (MoE: the experts selected,\n"
+              "          estimated for a batch as if routing were uniform)\n\n",
               static_cast<long long>(o.pp), static_cast<long long>(o.tg), static_cast<long long>(filler.sample_tokens()),
               o.reps);
   std::printf("%-18s %7s %5s %10s %8s %18s %10s %10s %8s %8s %6s\n", "policy", "depth", "batch", "pp tok/s",

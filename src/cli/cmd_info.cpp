@@ -85,6 +85,10 @@ int cmd_info(const std::vector<std::string>& args) {
       {"final_softcap", c.final_softcap},
       {"weight_type", model->weight_type_name()},
       {"weight_bytes", model->weight_bytes()},
+      {"active_weight_bytes", model->active_weight_bytes()},
+      {"n_expert", c.n_expert},
+      {"n_expert_used", c.n_expert_used},
+      {"n_ff_expert", c.n_ff_expert},
       {"kv_bytes_per_token_f16", kv_bytes_per_token},
       {"tokenizer",
        {{"vocab_size", tok.vocab_size()},
@@ -117,11 +121,16 @@ int cmd_info(const std::vector<std::string>& args) {
   }
   if (c.attn_softcap > 0 || c.final_softcap > 0)
     std::cout << "; soft-caps: attention " << c.attn_softcap << ", logits " << c.final_softcap;
+  if (c.has_moe_layers())
+    std::cout << "\nexperts       " << c.n_expert << " of ffn " << c.n_ff_expert << ", " << c.n_expert_used
+              << " used per token" << (c.expert_weights_norm ? " (weights renormalised)" : "");
   std::cout << "\n"
             << "context       " << c.context_length << " tokens; KV cache " << kv_bytes_per_token / 1024.0
             << " KiB per token (f16)\n"
-            << "weights       " << model->weight_type_name() << ", " << model->weight_bytes() / 1048576.0
-            << " MiB read per token\n"
+            << "weights       " << model->weight_type_name() << ", " << model->active_weight_bytes() / 1048576.0
+            << " MiB read per token";
+  if (c.has_moe_layers()) std::cout << " (the active experts; " << model->weight_bytes() / 1048576.0 << " MiB in all)";
+  std::cout << "\n"
             << "tokenizer     " << tok.vocab_size() << " tokens, BOS " << tok_str(tok.bos_id())
             << (tok.add_bos_default() ? " (added)" : " (not added)") << ", EOS " << tok_str(tok.eos_id()) << "\n"
             << "end tokens   ";

@@ -13,10 +13,10 @@ int cmd_make_model(const std::vector<std::string>& args) {
   CLI::App app{"Write a random-weight model (GGUF or Hugging Face directory)", "triattn make-model"};
   std::string preset, format = "gguf", type, out;
   MakerOptions opt;
-  int layers = 0, ctx = 0, vocab = 0;
+  int layers = 0, ctx = 0, vocab = 0, experts = 0, experts_used = 0, expert_ff = 0;
   app.add_option("--preset", preset,
                  "shape: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, gemma-2-2b, gemma-3-4b, "
-                 "tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3")
+                 "qwen3-30b-a3b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3, tiny-qwen3moe")
       ->required();
   app.add_option("--format", format, "gguf or hf")->capture_default_str();
   // The default depends on the format (an HF checkpoint cannot hold q8_0), so it is chosen
@@ -30,6 +30,9 @@ int cmd_make_model(const std::vector<std::string>& args) {
   app.add_option("--layers", layers, "override the preset's layer count");
   app.add_option("--ctx", ctx, "override the preset's context length");
   app.add_option("--vocab", vocab, "override the preset's vocabulary size");
+  app.add_option("--experts", experts, "override a MoE preset's expert count");
+  app.add_option("--experts-used", experts_used, "override a MoE preset's experts per token");
+  app.add_option("--expert-ff", expert_ff, "override a MoE preset's expert FFN size");
   if (int rc = parse(app, args); rc >= 0) return rc;
 
   if (type.empty()) type = maker_default_type(format);  // also refuses an unknown --format
@@ -37,6 +40,7 @@ int cmd_make_model(const std::vector<std::string>& args) {
   if (layers > 0) set_layer_count(cfg, layers);
   if (ctx > 0) cfg.context_length = ctx;
   if (vocab > 0) cfg.vocab_size = vocab;
+  if (experts > 0 || experts_used > 0 || expert_ff > 0) set_experts(cfg, experts, experts_used, expert_ff);
   cfg.validate();
   opt.q4_k_m = type == "q4_k_m";
   auto t = opt.q4_k_m ? std::optional<DType>(DType::Q4_K) : dtype_from_name(type);

@@ -1,5 +1,7 @@
 #include "model/arch.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace triattn {
@@ -24,12 +26,26 @@ std::vector<ArchTensor> llama_tensors() {
       {R::KNorm, "blk.{}.attn_k_norm.weight", "model.layers.{}.self_attn.k_norm.weight", N::IfQkNorm},
       {R::Wo, "blk.{}.attn_output.weight", "model.layers.{}.self_attn.o_proj.weight"},
       {R::FfnNorm, "blk.{}.ffn_norm.weight", "model.layers.{}.post_attention_layernorm.weight"},
-      {R::Gate, "blk.{}.ffn_gate.weight", "model.layers.{}.mlp.gate_proj.weight"},
-      {R::Up, "blk.{}.ffn_up.weight", "model.layers.{}.mlp.up_proj.weight"},
-      {R::Down, "blk.{}.ffn_down.weight", "model.layers.{}.mlp.down_proj.weight"},
+      {R::Gate, "blk.{}.ffn_gate.weight", "model.layers.{}.mlp.gate_proj.weight", N::IfDenseFfn},
+      {R::Up, "blk.{}.ffn_up.weight", "model.layers.{}.mlp.up_proj.weight", N::IfDenseFfn},
+      {R::Down, "blk.{}.ffn_down.weight", "model.layers.{}.mlp.down_proj.weight", N::IfDenseFfn},
       {R::OutputNorm, "output_norm.weight", "model.norm.weight"},
       {R::Output, "output.weight", "lm_head.weight", N::IfUntied},
   };
+}
+
+// The llama block whose MoE layers have a router and experts in place of the MLP (Qwen3-MoE),
+// as llama.cpp's converter and transformers name them.
+std::vector<ArchTensor> moe_tensors() {
+  std::vector<ArchTensor> t = llama_tensors();
+  const auto down = std::find_if(t.begin(), t.end(), [](const ArchTensor& a) { return a.role == R::Down; });
+  t.insert(down + 1, {
+      {R::Router, "blk.{}.ffn_gate_inp.weight", "model.layers.{}.mlp.gate.weight", N::IfMoeFfn},
+      {R::GateExps, "blk.{}.ffn_gate_exps.weight", "model.layers.{}.mlp.experts.{}.gate_proj.weight", N::IfMoeFfn},
+      {R::UpExps, "blk.{}.ffn_up_exps.weight", "model.layers.{}.mlp.experts.{}.up_proj.weight", N::IfMoeFfn},
+      {R::DownExps, "blk.{}.ffn_down_exps.weight", "model.layers.{}.mlp.experts.{}.down_proj.weight", N::IfMoeFfn},
+  });
+  return t;
 }
 
 // Gemma 2/3: norms before and after attention and the FFN. HF's "post_attention_layernorm"
@@ -75,6 +91,9 @@ const std::vector<ArchInfo>& table() {
     a.push_back({"llama", {"llama", "mistral"}, "LlamaForCausalLM", {.gguf_interleaved_rope = true}, llama_tensors()});
     a.push_back({"qwen2", {"qwen2"}, "Qwen2ForCausalLM", {.qkv_bias = true}, llama_tensors()});
     a.push_back({"qwen3", {"qwen3"}, "Qwen3ForCausalLM", {.qk_norm = true}, llama_tensors()});
+    // Qwen3-MoE: qwen3 attention, MoE layers (softmax router, top-k renormalised in llama.cpp).
+    a.push_back({"qwen3moe", {"qwen3_moe"}, "Qwen3MoeForCausalLM", {.qk_norm = true, .gguf_expert_weights_norm = true},
+                 moe_tensors()});
     // Gemma 2: every other layer (0, 2, ...) sliding; soft-capping values come from the file.
     a.push_back({"gemma2", {"gemma2"}, "Gemma2ForCausalLM", gemma_traits(false, 2, 0), gemma_tensors()});
     // Gemma 3 (text): five sliding layers then one full; local RoPE base 10000.
@@ -122,14 +141,18 @@ const ArchInfo& arch_info(std::string_view name) {
 std::string arch_names() { return join(false); }
 std::string arch_hf_names() { return join(true); }
 
-std::string tensor_name(const ArchTensor& t, TensorFormat f, int layer) {
+std::string tensor_name(const ArchTensor& t, TensorFormat f, int layer, int expert) {
   std::string s = f == TensorFormat::Gguf ? t.gguf : t.hf;
-  const size_t at = s.find("{}");
-  if (at != std::string::npos) s.replace(at, 2, std::to_string(layer));
+  for (int index : {layer, expert}) {
+    const size_t at = s.find("{}");
+    if (at != std::string::npos) s.replace(at, 2, std::to_string(index));
+  }
   return s;
 }
 
 bool role_is_per_layer(TensorRole r) { return r != R::TokEmbd && r != R::OutputNorm && r != R::Output; }
+
+bool role_is_expert(TensorRole r) { return r == R::GateExps || r == R::UpExps || r == R::DownExps; }
 
 bool role_is_norm(TensorRole r) {
   switch (r) {
@@ -142,12 +165,16 @@ bool role_is_norm(TensorRole r) {
 
 bool role_is_vector(TensorRole r) { return role_is_norm(r) || r == R::Bq || r == R::Bk || r == R::Bv; }
 
-bool tensor_needed(const ArchTensor& t, const ModelConfig& c) {
+bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer) {
+  if ((t.need == N::IfDenseFfn || t.need == N::IfMoeFfn) && (layer < 0 || layer >= c.n_layers))
+    fail("internal: whether tensor '", t.gguf, "' is needed depends on its layer, and layer ", layer, " was given");
   switch (t.need) {
     case N::Always: return true;
     case N::IfQkvBias: return c.qkv_bias;
     case N::IfQkNorm: return c.qk_norm;
     case N::IfUntied: return !c.tied_embeddings;
+    case N::IfDenseFfn: return !c.is_moe(layer);
+    case N::IfMoeFfn: return c.is_moe(layer);
   }
   return true;
 }
@@ -155,6 +182,7 @@ bool tensor_needed(const ArchTensor& t, const ModelConfig& c) {
 std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c) {
   const int64_t E = c.n_embd, F = c.n_ff, V = c.vocab_size, d = c.head_dim;
   const int64_t Q = c.n_heads * d, KV = c.n_kv_heads * d;
+  const int64_t X = c.n_expert, XF = c.n_ff_expert;
   switch (r) {
     case R::TokEmbd: case R::Output: return {V, E};
     case R::OutputNorm: case R::AttnNorm: case R::PostAttnNorm: case R::FfnNorm: case R::PostFfnNorm: return {E};
@@ -166,6 +194,9 @@ std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c) {
     case R::Wo: return {E, Q};
     case R::Gate: case R::Up: return {F, E};
     case R::Down: return {E, F};
+    case R::Router: return {X, E};
+    case R::GateExps: case R::UpExps: return {X, XF, E};
+    case R::DownExps: return {X, E, XF};
   }
   return {};
 }

@@ -19,6 +19,7 @@ enum class TensorRole {
   AttnNorm, Wq, Wk, Wv, Bq, Bk, Bv, QNorm, KNorm, Wo,
   PostAttnNorm,                                   // Gemma: norm of the attention output
   FfnNorm, Gate, Up, Down,
+  Router, GateExps, UpExps, DownExps,             // mixture of experts (Qwen3-MoE)
   PostFfnNorm,                                    // Gemma: norm of the FFN output
 };
 
@@ -28,11 +29,15 @@ enum class TensorNeed {
   IfQkvBias,  // cfg.qkv_bias
   IfQkNorm,   // cfg.qk_norm
   IfUntied,   // !cfg.tied_embeddings (the output matrix)
+  IfDenseFfn, // the layer's FFN is dense (LayerConfig::ffn)
+  IfMoeFfn,   // the layer's FFN is a mixture of experts
 };
 
 struct ArchTensor {
   TensorRole role;
   // "{}" stands for the layer index: "blk.{}.attn_q.weight", "model.layers.{}.self_attn.q_proj.weight".
+  // Expert roles (role_is_expert): GGUF holds one 3-D tensor [n_expert, rows, cols] per layer,
+  // HF one 2-D tensor per expert, whose index is the name's second "{}".
   const char* gguf;
   const char* hf;
   TensorNeed need = TensorNeed::Always;
@@ -56,6 +61,10 @@ struct ArchTraits {
   int full_index = 0;
   float default_rope_theta_local = 0;  // sliding layers' RoPE base when the file has none; 0 = global
   bool default_tied = false;           // tie_word_embeddings default in config.json
+  // Whether the top-k expert weights are renormalised when a GGUF has no
+  // <arch>.expert_weights_norm key (llama.cpp's graph fixes it per architecture; config.json
+  // says it in norm_topk_prob, whose transformers default is false).
+  bool gguf_expert_weights_norm = false;
 };
 
 struct ArchInfo {
@@ -78,14 +87,17 @@ std::string arch_names();
 std::string arch_hf_names();
 
 enum class TensorFormat { Gguf, Hf };
-// A tensor's name in a format with "{}" replaced by the layer.
-std::string tensor_name(const ArchTensor& t, TensorFormat f, int layer = -1);
+// A tensor's name in a format with "{}" replaced by the layer (and, for an HF expert tensor,
+// the second "{}" by the expert).
+std::string tensor_name(const ArchTensor& t, TensorFormat f, int layer = -1, int expert = -1);
 bool role_is_per_layer(TensorRole r);
+bool role_is_expert(TensorRole r);   // GateExps, UpExps, DownExps: 3-D, one matrix per expert
 bool role_is_vector(TensorRole r);   // norms and biases (f32 at run time)
 bool role_is_norm(TensorRole r);
-// Whether the model `c` has tensor `t`.
-bool tensor_needed(const ArchTensor& t, const ModelConfig& c);
-// Shape of a role's tensor in HF layout ([out, in] for matrices, [n] for vectors).
+// Whether the model `c` has tensor `t` (in layer `layer`, for per-layer tensors).
+bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer = -1);
+// Shape of a role's tensor in HF layout ([out, in] for matrices, [n] for vectors; experts
+// [n_expert, out, in], each HF expert tensor being one [out, in] slice).
 std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c);
 
 // Fills c's traits-derived fields (qk_norm, post_norms, activation, ...) from the entry and

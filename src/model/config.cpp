@@ -79,6 +79,21 @@ bool ModelConfig::has_sliding_layers() const {
   return false;
 }
 
+bool ModelConfig::has_moe_layers() const {
+  for (const LayerConfig& L : layers)
+    if (L.ffn == FfnKind::Moe) return true;
+  return false;
+}
+
+void ModelConfig::set_ffn_kinds(int sparse_step, const std::vector<int>& dense_layers) {
+  if (layers.empty()) layers.resize(static_cast<size_t>(n_layers));
+  for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
+    const bool dense = std::find(dense_layers.begin(), dense_layers.end(), l) != dense_layers.end();
+    const bool moe = n_expert > 0 && !dense && sparse_step > 0 && (l + 1) % sparse_step == 0;
+    layers[static_cast<size_t>(l)].ffn = moe ? FfnKind::Moe : FfnKind::Dense;
+  }
+}
+
 std::vector<int> ModelConfig::full_attention_layers() const {
   std::vector<int> out;
   for (int l = 0; l < n_layers; ++l)
@@ -133,6 +148,13 @@ void ModelConfig::validate(const std::string& where) const {
     fail(where, ": sliding-window rope theta must be a positive number, got ", rope_theta_local);
   for (float v : {query_scale, attn_softcap, final_softcap})
     if (!(v >= 0) || !std::isfinite(v)) fail(where, ": query scale and soft-caps must be positive numbers, got ", v);
+  if (has_moe_layers()) {
+    in_range("n_expert", n_expert, ModelLimits::n_expert);
+    in_range("n_expert_used", n_expert_used, n_expert);
+    in_range("n_ff_expert", n_ff_expert, ModelLimits::n_ff);
+  } else if (n_expert < 0 || n_expert_used < 0 || n_ff_expert < 0) {
+    fail(where, ": expert counts and sizes must not be negative");
+  }
   if (!rope_freq_factors.empty() && static_cast<int64_t>(rope_freq_factors.size()) != head_dim / 2)
     fail(where, ": rope_freqs has ", rope_freq_factors.size(), " entries, expected head_dim/2 = ", head_dim / 2);
 }
@@ -149,6 +171,12 @@ std::string ModelConfig::describe() const {
     int n = 0;
     for (const LayerConfig& L : layers) n += L.attention == AttentionKind::Sliding;
     os << ", " << n << " sliding-window layers (window " << sliding_window << ")";
+  }
+  if (has_moe_layers()) {
+    int n = 0;
+    for (const LayerConfig& L : layers) n += L.ffn == FfnKind::Moe;
+    os << ", " << n << " MoE layers (" << n_expert << " experts, " << n_expert_used << " used, ffn " << n_ff_expert
+       << (expert_weights_norm ? ", weights renormalised" : "") << ")";
   }
   if (attn_softcap > 0) os << ", attention soft-cap " << attn_softcap;
   if (final_softcap > 0) os << ", logit soft-cap " << final_softcap;

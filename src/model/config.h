@@ -11,7 +11,7 @@ namespace triattn {
 enum class RopeScalingType { None, Linear, Llama3, Yarn };
 enum class Activation { Silu, GeluTanh };  // FFN gate: SwiGLU or GeGLU (tanh approximation)
 enum class AttentionKind { Full, Sliding };
-enum class FfnKind { Dense };
+enum class FfnKind { Dense, Moe };  // SwiGLU/GeGLU MLP, or a mixture of experts (model/moe.h)
 
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::None;
@@ -37,6 +37,7 @@ struct ModelLimits {
   static constexpr int64_t head_dim = 1 << 14;
   static constexpr int64_t vocab_size = 1 << 24;
   static constexpr int64_t context_length = (int64_t{1} << 31) - 1;  // positions are int32
+  static constexpr int64_t n_expert = 1 << 12;  // the largest MoE models have 256-384
 };
 
 // A dimension as a file stores it, checked in the file's own width BEFORE it is narrowed to
@@ -81,6 +82,14 @@ struct ModelConfig {
   int sliding_window = 0;
   float rope_theta_local = 0;
   RopeScaling rope_scaling_local;
+  // Mixture of experts (Qwen3-MoE), for the layers whose LayerConfig::ffn is Moe: n_expert
+  // experts of hidden size n_ff_expert (n_ff is the dense layers' size), a router that takes
+  // the softmax over all experts and keeps the n_expert_used best, their weights renormalised
+  // to sum to 1 when expert_weights_norm. 0 experts: a dense model.
+  int n_expert = 0;
+  int n_expert_used = 0;
+  int n_ff_expert = 0;
+  bool expert_weights_norm = false;
   // One entry per layer (n_layers); empty means every layer full attention, dense FFN.
   std::vector<LayerConfig> layers;
   // Per-band divisors of ω_f stored by some GGUFs (llama.cpp's rope_freqs.weight, used for
@@ -95,6 +104,12 @@ struct ModelConfig {
   LayerConfig layer(int l) const { return layers.empty() ? LayerConfig{} : layers[static_cast<size_t>(l)]; }
   bool is_sliding(int l) const { return layer(l).attention == AttentionKind::Sliding; }
   bool has_sliding_layers() const;
+  bool is_moe(int l) const { return layer(l).ffn == FfnKind::Moe; }
+  bool has_moe_layers() const;
+  // Sets every layer's FFN kind as transformers' Qwen3-MoE does: a mixture of experts when
+  // n_expert > 0, the layer is not in `dense_layers` (config.json mlp_only_layers) and
+  // (l + 1) % sparse_step == 0 (decoder_sparse_step); dense otherwise. Sizes `layers`.
+  void set_ffn_kinds(int sparse_step, const std::vector<int>& dense_layers);
   // Layers with full attention (all of them for llama/qwen).
   std::vector<int> full_attention_layers() const;
   // YaRN attention factor (mscale); 1 for other scalings. Enters scores as its square (fs²).

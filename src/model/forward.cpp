@@ -221,13 +221,17 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
 
     for (int64_t t = 0; t < T; ++t)
       ops::rmsnorm(&x_[t * E], static_cast<const float*>(L.ffn_norm.data), &xn_[t * E], E, c.rms_eps);
-    const ops::MatmulTarget gate_up[] = {{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}};
-    ops::matmul_group(gate_up, xn_.data(), T, pool_);
-    if (c.activation == Activation::GeluTanh)
-      ops::geglu(gate_.data(), up_.data(), gate_.data(), T * F);
-    else
-      ops::swiglu(gate_.data(), up_.data(), gate_.data(), T * F);
-    ops::matmul(L.w_down, gate_.data(), T, tmp_.data(), pool_);
+    if (lc.ffn == FfnKind::Moe) {
+      moe_.run(c, L, xn_.data(), T, tmp_.data(), pool_);
+    } else {
+      const ops::MatmulTarget gate_up[] = {{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}};
+      ops::matmul_group(gate_up, xn_.data(), T, pool_);
+      if (c.activation == Activation::GeluTanh)
+        ops::geglu(gate_.data(), up_.data(), gate_.data(), T * F);
+      else
+        ops::swiglu(gate_.data(), up_.data(), gate_.data(), T * F);
+      ops::matmul(L.w_down, gate_.data(), T, tmp_.data(), pool_);
+    }
     post_norm(tmp_.data(), L.post_ffn_norm, T, E, c.rms_eps);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
   }

@@ -1,5 +1,5 @@
 #pragma once
-// The one generic decoder forward pass (llama / qwen2 / qwen3 as data in ModelConfig).
+// The one generic decoder forward pass (llama / qwen2 / qwen3 / qwen3moe / gemma as data in ModelConfig).
 // A call takes a batch of items from independent sequences, each with its own KV cache;
 // item tokens continue that cache at positions cache.n_processed() + i. Work for all items
 // is batched through the weight matrices (prefill is matrix-matrix).
@@ -11,6 +11,7 @@
 #include "kv/kv_cache.h"
 #include "kv/policy.h"
 #include "model/model.h"
+#include "model/moe.h"
 #include "model/observer.h"
 
 namespace triattn {
@@ -38,6 +39,7 @@ class Forward {
   // Scratch reused between calls (sized for the largest batch seen).
   std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, cos_, sin_, cos_local_, sin_local_;
   std::vector<float> weights_;  // attention weights of observed items (one KV group)
+  MoeFfn moe_;                  // the MoE layers' FFN and its scratch
 };
 
 }  // namespace triattn

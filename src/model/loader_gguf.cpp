@@ -23,6 +23,25 @@ RopeScalingType scaling_from_name(const std::string& path, const std::string& s)
   fail(path, ": rope scaling type '", s, "' is not supported (none, linear, yarn, llama3)");
 }
 
+// Mixture of experts (<arch>.expert_count and friends). GGUF has no per-layer FFN key: a layer
+// with a router (ffn_gate_inp) is a MoE layer, one with only a dense ffn_gate is dense.
+void read_experts(const GgufFile& gguf, const std::string& path, const ArchTraits& traits, ModelConfig& c) {
+  const std::string k = c.arch + ".";
+  if (!gguf.has(k + "expert_count") || gguf.get_int(k + "expert_count") == 0) return;  // 0: a dense model
+  c.n_expert = checked_dim(path, k + "expert_count", gguf.get_int(k + "expert_count"), ModelLimits::n_expert);
+  c.n_expert_used = checked_dim(path, k + "expert_used_count", gguf.get_int(k + "expert_used_count"), c.n_expert);
+  c.n_ff_expert = checked_dim(path, k + "expert_feed_forward_length",
+                              gguf.get_int(k + "expert_feed_forward_length"), ModelLimits::n_ff);
+  c.expert_weights_norm = gguf.has(k + "expert_weights_norm") ? gguf.get_bool(k + "expert_weights_norm")
+                                                              : traits.gguf_expert_weights_norm;
+  std::vector<int> dense;
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    if (!gguf.find_tensor(b + "ffn_gate_inp.weight") && gguf.find_tensor(b + "ffn_gate.weight")) dense.push_back(l);
+  }
+  c.set_ffn_kinds(1, dense);
+}
+
 }  // namespace
 
 void load_gguf_model(ModelBuilder& m, const std::string& path) {
@@ -97,6 +116,7 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   TensorCensus census(names, "blk.");
   // Before the layer table is sized by block_count.
   census.check_layer_count(c.n_layers, path + ": " + k + "block_count", "the file");
+  read_experts(*gguf, path, *traits, c);
 
   auto tensor = [&](const std::string& name) -> TensorView {
     const GgufTensorInfo* t = gguf->find_tensor(name);

@@ -51,6 +51,30 @@ void parse_rope_scaling(const JsonFields& cfg, RopeScaling& rs) {
   rs.attn_factor = r->positive_float_or("attention_factor", 0.0f);
 }
 
+// Mixture of experts (Qwen3-MoE's config.json): num_experts of moe_intermediate_size, the best
+// num_experts_per_tok per token, renormalised when norm_topk_prob; layer l is a MoE layer when
+// it is not in mlp_only_layers and (l + 1) % decoder_sparse_step == 0 (transformers' rule).
+void read_experts(const JsonFields& cfg, const json& raw, ModelConfig& c) {
+  if (!cfg.has("num_experts")) return;
+  if (const json& n = raw.at("num_experts"); n.is_number_integer() && n.get<int64_t>() == 0) return;  // dense (transformers)
+  c.n_expert = static_cast<int>(cfg.positive_int("num_experts", ModelLimits::n_expert));
+  c.n_expert_used = static_cast<int>(cfg.positive_int("num_experts_per_tok", c.n_expert));
+  c.n_ff_expert = static_cast<int>(cfg.positive_int("moe_intermediate_size", ModelLimits::n_ff));
+  c.expert_weights_norm = cfg.bool_or("norm_topk_prob", false);
+  const int step = static_cast<int>(cfg.positive_int_or("decoder_sparse_step", ModelLimits::n_layers, 1));
+  std::vector<int> dense;
+  if (const auto it = raw.find("mlp_only_layers"); it != raw.end() && !it->is_null()) {
+    if (!it->is_array()) fail(cfg.file(), ": 'mlp_only_layers' must be a list of layer indices");
+    for (const json& v : *it) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= c.n_layers)
+        fail(cfg.file(), ": 'mlp_only_layers' holds ", v.dump(), "; its entries must be layer indices from 0 to ",
+             c.n_layers - 1);
+      dense.push_back(v.get<int>());
+    }
+  }
+  c.set_ffn_kinds(step, dense);
+}
+
 // config.json -> ModelConfig. Every value is range-checked as read (JsonFields), so nothing
 // is truncated or wrapped on its way into the config's ints.
 const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::string& dir, ModelConfig& c) {
@@ -102,6 +126,7 @@ const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::
     }
   }
   apply_arch_traits(*info, c);
+  read_experts(cfg, raw, c);
   // transformers applies rope_scaling to the global (full) layers only: where sliding layers
   // have their own base (Gemma 3), rope_scaling_local stays none.
   const std::string act = cfg.text_or("hidden_act", cfg.text_or("hidden_activation", ""));

@@ -2,6 +2,7 @@
 // hf_value(seed, name, row, col); each format's writer only maps names, layouts and types.
 #include "model/maker.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -60,10 +61,21 @@ enum class Kind { Matrix, Norm, Bias };
 
 struct TensorSpec {
   std::string hf, gguf;
-  std::vector<int64_t> shape;  // HF [out, in] (1-D for norms and biases)
+  std::vector<int64_t> shape;  // HF [out, in] (1-D for norms and biases; experts [n_expert, out, in])
   Kind kind;
   int rope_head_dim = 0;  // > 0: q/k rows (or a per-head norm) to permute in llama GGUFs
+  // Experts: the HF name of each expert's [out, in] matrix; the GGUF tensor stacks them.
+  std::vector<std::string> hf_experts;
+  bool gguf_f32 = false;  // kept f32 in GGUF whatever the weight type (llama.cpp's router)
 };
+
+// The tensors an HF file holds for `t`: t itself, or each expert's [out, in] matrix of a stack.
+std::vector<TensorSpec> hf_tensors(const TensorSpec& t) {
+  if (t.hf_experts.empty()) return {t};
+  std::vector<TensorSpec> parts;
+  for (const std::string& name : t.hf_experts) parts.push_back(TensorSpec{name, t.gguf, {t.shape[1], t.shape[2]}, t.kind, 0, {}, false});
+  return parts;
+}
 
 // Row `row` of HF tensor `name`: normal-ish noise of std 0.02 for matrices and biases (sum of
 // four uniforms), and norms 1 + k/128 with |k| <= 16, exactly representable in f16 and bf16
@@ -101,8 +113,11 @@ std::vector<TensorSpec> model_tensors(const ModelConfig& c) {
     const Kind kind = role_is_norm(r) ? Kind::Norm : role_is_vector(r) ? Kind::Bias : Kind::Matrix;
     const bool rope_rows = r == TensorRole::Wq || r == TensorRole::Wk || r == TensorRole::Bq || r == TensorRole::Bk ||
                            r == TensorRole::QNorm || r == TensorRole::KNorm;
-    return TensorSpec{tensor_name(a, TensorFormat::Hf, layer), tensor_name(a, TensorFormat::Gguf, layer),
-                      role_shape(r, c), kind, rope_rows ? hd : 0};
+    TensorSpec s{tensor_name(a, TensorFormat::Hf, layer), tensor_name(a, TensorFormat::Gguf, layer),
+                 role_shape(r, c), kind, rope_rows ? hd : 0, {}, r == TensorRole::Router};
+    if (role_is_expert(r))
+      for (int e = 0; e < c.n_expert; ++e) s.hf_experts.push_back(tensor_name(a, TensorFormat::Hf, layer, e));
+    return s;
   };
   std::vector<TensorSpec> t;
   bool layers_done = false;
@@ -116,7 +131,7 @@ std::vector<TensorSpec> model_tensors(const ModelConfig& c) {
     layers_done = true;  // every per-layer tensor, layer by layer
     for (int l = 0; l < c.n_layers; ++l)
       for (const ArchTensor& b : arch.tensors)
-        if (role_is_per_layer(b.role) && tensor_needed(b, c)) t.push_back(spec(b, l));
+        if (role_is_per_layer(b.role) && tensor_needed(b, c, l)) t.push_back(spec(b, l));
   }
   return t;
 }
@@ -185,7 +200,7 @@ DType maker_matrix_type(const MakerOptions& opt, const std::string& gguf_name, i
     const int n = n_layers;
     const bool more_bits = layer >= 0 && (layer < n / 8 || layer >= 7 * n / 8 || (layer - n / 8) % 3 == 2);
     const bool sensitive = gguf_name.find(".attn_v.") != std::string::npos ||
-                           gguf_name.find(".ffn_down.") != std::string::npos;
+                           gguf_name.find(".ffn_down") != std::string::npos;  // ffn_down_exps too
     want = output || (sensitive && more_bits) ? DType::Q6_K : DType::Q4_K;
   }
   if (cols % block_size(want) == 0) return want;
@@ -238,19 +253,44 @@ ModelConfig model_preset(const std::string& name) {
     c.rope_scaling.type = RopeScalingType::Linear;  // the global (full) layers only
     c.rope_scaling.factor = 8.0f;
     c.tied_embeddings = true;
+  } else if (name == "qwen3-30b-a3b" || name == "tiny-qwen3moe") {
+    // Qwen3-30B-A3B: every layer MoE, 128 experts of 768, 8 used. tiny: 3 layers, the middle
+    // one dense (config.json mlp_only_layers), 8 experts of 32, 2 used.
+    const bool tiny = name == "tiny-qwen3moe";
+    c = tiny ? base("qwen3moe", name, 3, 64, 4, 2, 16, 128, 512, 512, 1e6f, 1e-6f)
+             : base("qwen3moe", name, 48, 2048, 32, 4, 128, 6144, 151936, 40960, 1e6f, 1e-6f);
+    c.qk_norm = true;
+    c.n_expert = tiny ? 8 : 128;
+    c.n_expert_used = tiny ? 2 : 8;
+    c.n_ff_expert = tiny ? 32 : 768;
+    c.expert_weights_norm = true;
+    c.set_ffn_kinds(1, tiny ? std::vector<int>{1} : std::vector<int>{});
   } else {
     fail("unknown model preset '", name,
          "' (known: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, gemma-2-2b, gemma-3-4b, "
-         "tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3)");
+         "qwen3-30b-a3b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3, tiny-qwen3moe)");
   }
   apply_arch_traits(arch_info(c.arch), c);
   return c;
 }
 
 void set_layer_count(ModelConfig& c, int n_layers) {
+  std::vector<int> dense;  // a MoE preset's dense layers stay dense; added layers are MoE
+  for (int l = 0; l < std::min(c.n_layers, n_layers); ++l)
+    if (!c.is_moe(l)) dense.push_back(l);
   c.n_layers = n_layers;
   c.layers.clear();
   apply_arch_traits(arch_info(c.arch), c);
+  if (c.n_expert > 0) c.set_ffn_kinds(1, dense);
+}
+
+void set_experts(ModelConfig& c, int n_expert, int n_used, int n_ff) {
+  if (!c.has_moe_layers())
+    fail("--experts, --experts-used and --expert-ff apply to mixture-of-experts presets; '", c.name, "' has none");
+  if (n_expert > 0) c.n_expert = n_expert;
+  if (n_used > 0) c.n_expert_used = n_used;
+  else c.n_expert_used = std::min(c.n_expert_used, c.n_expert);
+  if (n_ff > 0) c.n_ff_expert = n_ff;
 }
 
 void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& path) {
@@ -276,6 +316,13 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
   if (cfg.attn_softcap > 0) w.set_f32(a + "attn_logit_softcapping", cfg.attn_softcap);
   if (cfg.final_softcap > 0) w.set_f32(a + "final_logit_softcapping", cfg.final_softcap);
   if (cfg.query_scale > 0) w.set_f32(a + "attention.scale", cfg.query_scale);
+  if (cfg.has_moe_layers()) {  // llama.cpp's keys; the norm flag only where the architecture's default differs
+    w.set_u32(a + "expert_count", static_cast<uint32_t>(cfg.n_expert));
+    w.set_u32(a + "expert_used_count", static_cast<uint32_t>(cfg.n_expert_used));
+    w.set_u32(a + "expert_feed_forward_length", static_cast<uint32_t>(cfg.n_ff_expert));
+    if (cfg.expert_weights_norm != arch_info(cfg.arch).traits.gguf_expert_weights_norm)
+      w.set_bool(a + "expert_weights_norm", cfg.expert_weights_norm);
+  }
   const RopeScaling& rs = cfg.rope_scaling;
   if (rs.type != RopeScalingType::None) {
     w.set_string(a + "rope.scaling.type", rope_scaling_name(rs.type));
@@ -327,10 +374,15 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
       continue;
     }
     const bool output = t.gguf == "output.weight" || (cfg.tied_embeddings && t.gguf == "token_embd.weight");
-    const DType type = maker_matrix_type(opt, t.gguf, gguf_layer(t.gguf), cfg.n_layers, output, cols);
-    auto fill = [seed, t, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
+    const DType type = t.gguf_f32 ? DType::F32 : maker_matrix_type(opt, t.gguf, gguf_layer(t.gguf), cfg.n_layers, output, cols);
+    // An expert stack's row r is row r % rows of expert r / rows's HF matrix.
+    const std::vector<TensorSpec> parts = t.hf_experts.empty() ? std::vector<TensorSpec>{} : hf_tensors(t);
+    auto fill = [seed, t, parts, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
                     int64_t r, uint8_t* dst) mutable {
-      hf_row(seed, t, t.rope_head_dim > 0 ? hf_row_for_gguf_row(r, t.rope_head_dim) : r, row.data());
+      if (!parts.empty())
+        hf_row(seed, parts[static_cast<size_t>(r / t.shape[1])], r % t.shape[1], row.data());
+      else
+        hf_row(seed, t, t.rope_head_dim > 0 ? hf_row_for_gguf_row(r, t.rope_head_dim) : r, row.data());
       if (type == DType::F32) {
         std::memcpy(dst, row.data(), row.size() * sizeof(float));
       } else {
@@ -398,6 +450,17 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
     nlohmann::ordered_json types = nlohmann::ordered_json::array();
     for (int l = 0; l < cfg.n_layers; ++l) types.push_back(cfg.is_sliding(l) ? "sliding_attention" : "full_attention");
     c["layer_types"] = types;
+  }
+  if (cfg.has_moe_layers()) {
+    c["num_experts"] = cfg.n_expert;
+    c["num_experts_per_tok"] = cfg.n_expert_used;
+    c["moe_intermediate_size"] = cfg.n_ff_expert;
+    c["norm_topk_prob"] = cfg.expert_weights_norm;
+    c["decoder_sparse_step"] = 1;
+    nlohmann::ordered_json dense = nlohmann::ordered_json::array();
+    for (int l = 0; l < cfg.n_layers; ++l)
+      if (!cfg.is_moe(l)) dense.push_back(l);
+    c["mlp_only_layers"] = dense;
   }
   if (cfg.rope_theta_local > 0) c["rope_local_base_freq"] = clean(cfg.rope_theta_local);
   if (cfg.attn_softcap > 0) c["attn_logit_softcapping"] = clean(cfg.attn_softcap);
@@ -468,19 +531,20 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
   SafetensorsWriter st;
   st.set_metadata("format", "pt");
   const uint64_t seed = opt.seed;
-  for (const TensorSpec& t : model_tensors(cfg)) {
-    const int64_t cols = t.shape.back();
-    auto fill = [seed, t, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
-                    int64_t r, uint8_t* dst) mutable {
-      hf_row(seed, t, r, row.data());
-      if (type == DType::F32) {
-        std::memcpy(dst, row.data(), row.size() * sizeof(float));
-      } else {
-        ops::quantize_row(type, row.data(), dst, cols);
-      }
-    };
-    st.add_rows(t.hf, type, t.shape, std::move(fill));
-  }
+  for (const TensorSpec& spec : model_tensors(cfg))
+    for (const TensorSpec& t : hf_tensors(spec)) {
+      const int64_t cols = t.shape.back();
+      auto fill = [seed, t, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
+                      int64_t r, uint8_t* dst) mutable {
+        hf_row(seed, t, r, row.data());
+        if (type == DType::F32) {
+          std::memcpy(dst, row.data(), row.size() * sizeof(float));
+        } else {
+          ops::quantize_row(type, row.data(), dst, cols);
+        }
+      };
+      st.add_rows(t.hf, type, t.shape, std::move(fill));
+    }
   st.write((root / "model.safetensors").string());
 }
 

@@ -17,9 +17,15 @@ namespace triattn {
 // n_ff 128, vocab 512). Throws Error listing the known names.
 // "gemma-2-2b", "gemma-3-4b" (real shapes) and "tiny-gemma2" (2 layers: sliding, full; window
 // 4, strong soft-caps), "tiny-gemma3" (6 layers: five sliding, one full; window 4).
+// "qwen3-30b-a3b" (real shape: 48 MoE layers, 128 experts of 768, 8 used) and "tiny-qwen3moe"
+// (3 layers, the middle one dense; 8 experts of 32, 2 used).
 ModelConfig model_preset(const std::string& name);
-// Changes the layer count (make-model --layers), the layer pattern following the architecture.
+// Changes the layer count (make-model --layers), the layer pattern following the architecture
+// (a MoE preset's dense layers stay dense, added layers are MoE).
 void set_layer_count(ModelConfig& c, int n_layers);
+// Changes a MoE preset's experts (make-model --experts, --experts-used, --expert-ff; 0 keeps
+// the preset's; fewer experts than used clamps the used count). Throws for a dense preset.
+void set_experts(ModelConfig& c, int n_expert, int n_used, int n_ff);
 
 struct MakerOptions {
   // Matrices (embedding, projections, output). GGUF: any weight type; a K-quant whose rows
@@ -28,8 +34,9 @@ struct MakerOptions {
   DType weight_type = DType::F16;
   uint64_t seed = 1;
   // Q4_K_M, as llama.cpp's quantizer writes it (weight_type is then Q4_K): Q6_K for the
-  // output matrix (the token embedding when tied) and for attn_v and ffn_down in the first
-  // and last eighth of the layers and every third layer in between; Q4_K elsewhere.
+  // output matrix (the token embedding when tied) and for attn_v and ffn_down (ffn_down_exps)
+  // in the first and last eighth of the layers and every third layer in between; Q4_K
+  // elsewhere. A MoE router (ffn_gate_inp) stays F32, as llama.cpp keeps it.
   bool q4_k_m = false;
 };
 

@@ -76,16 +76,32 @@ size_t Model::weight_bytes() const {
   for (const LayerWeights& L : weights_.layers)
     for (const TensorView* t : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.bq, &L.bk, &L.bv, &L.q_norm,
                                 &L.k_norm, &L.post_attn_norm, &L.ffn_norm, &L.w_gate, &L.w_up, &L.w_down,
-                                &L.post_ffn_norm})
+                                &L.router, &L.gate_exps, &L.up_exps, &L.down_exps, &L.post_ffn_norm})
       if (!t->empty()) total += t->nbytes();
   return total;
+}
+
+size_t Model::expert_weight_bytes() const {
+  size_t experts = 0;
+  for (const LayerWeights& L : weights_.layers)
+    for (const TensorView* t : {&L.gate_exps, &L.up_exps, &L.down_exps})
+      if (!t->empty()) experts += t->nbytes();
+  return experts;
+}
+
+size_t Model::active_weight_bytes() const {
+  const size_t experts = expert_weight_bytes();
+  if (experts == 0) return weight_bytes();
+  const double active = static_cast<double>(config_.n_expert_used) / config_.n_expert;
+  return weight_bytes() - experts + static_cast<size_t>(static_cast<double>(experts) * active);
 }
 
 std::string Model::weight_type_name() const {
   std::map<DType, size_t> bytes;
   for (const LayerWeights& L : weights_.layers)
-    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      bytes[file_dtype(t->type)] += t->nbytes();
+    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.gate_exps,
+                                &L.up_exps, &L.down_exps})
+      if (!t->empty()) bytes[file_dtype(t->type)] += t->nbytes();
   // Most bytes first; a mix (Q4_K_M is Q4_K with some Q6_K) names every type: "q4_k+q6_k".
   std::vector<std::pair<size_t, DType>> order;
   for (auto [t, b] : bytes) order.emplace_back(b, t);

@@ -23,7 +23,10 @@ struct LayerWeights {
   TensorView q_norm, k_norm;        // f32 [head_dim], empty unless cfg.qk_norm
   TensorView post_attn_norm;        // f32 [n_embd], empty unless cfg.post_norms
   TensorView ffn_norm;              // f32 [n_embd]
-  TensorView w_gate, w_up, w_down;  // [n_ff, n_embd] x2, [n_embd, n_ff]
+  TensorView w_gate, w_up, w_down;  // [n_ff, n_embd] x2, [n_embd, n_ff]; empty in MoE layers
+  // MoE layers only: router [n_expert, n_embd] and experts [n_expert, n_ff_expert, n_embd] x2,
+  // [n_expert, n_embd, n_ff_expert] (model/moe.h: expert_matrix views one expert's matrix).
+  TensorView router, gate_exps, up_exps, down_exps;
   TensorView post_ffn_norm;         // f32 [n_embd], empty unless cfg.post_norms
 };
 
@@ -57,7 +60,11 @@ class Model {
   // Layer matrix dtypes as in the file (repacked layouts by their file type), most bytes
   // first: "q8_0", "q4_k+q6_k".
   std::string weight_type_name() const;
-  size_t weight_bytes() const;           // bytes of all weight tensors read per token
+  size_t weight_bytes() const;           // bytes of all weight tensors (every expert)
+  size_t expert_weight_bytes() const;    // of those, the MoE layers' experts (0 for a dense model)
+  // Bytes one token of one sequence reads: all of them but, in MoE layers, only
+  // n_expert_used of the n_expert experts (the active parameters).
+  size_t active_weight_bytes() const;
   // What the loader noticed but did not refuse (unused tensors, ...); frontends print them.
   const std::vector<std::string>& warnings() const { return warnings_; }
   size_t owned_bytes() const;  // bytes of the buffers the loader made (copies, repacked matrices)

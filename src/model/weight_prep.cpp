@@ -59,6 +59,20 @@ TensorView prep_f32_plus(ModelBuilder& model, const TensorView& t, float add) {
   return TensorView{DType::F32, t.shape, buf.data()};
 }
 
+TensorView prep_stack(ModelBuilder& model, const std::vector<TensorView>& parts, const std::string& what) {
+  if (parts.empty()) fail(what, ": no matrices to stack");
+  const TensorView& first = parts.front();
+  if (first.shape.size() != 2) fail(what, ": expert matrices must be 2-D, got shape ", shape_str(first.shape));
+  for (size_t i = 1; i < parts.size(); ++i)
+    if (parts[i].type != first.type || parts[i].shape != first.shape)
+      fail(what, ": expert ", i, " is ", dtype_name(parts[i].type), " ", shape_str(parts[i].shape), " but expert 0 is ",
+           dtype_name(first.type), " ", shape_str(first.shape), " (all experts must have the same type and shape)");
+  const size_t bytes = first.nbytes();
+  LargeBuffer& buf = own(model, bytes * parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) std::memcpy(buf.data() + i * bytes, parts[i].data, bytes);
+  return TensorView{first.type, {static_cast<int64_t>(parts.size()), first.shape[0], first.shape[1]}, buf.data()};
+}
+
 TensorView* role_slot(ModelWeights& w, TensorRole r, int layer) {
   switch (r) {
     case TensorRole::TokEmbd: return &w.tok_embd;
@@ -83,6 +97,10 @@ TensorView* role_slot(ModelWeights& w, TensorRole r, int layer) {
     case TensorRole::Gate: return &L.w_gate;
     case TensorRole::Up: return &L.w_up;
     case TensorRole::Down: return &L.w_down;
+    case TensorRole::Router: return &L.router;
+    case TensorRole::GateExps: return &L.gate_exps;
+    case TensorRole::UpExps: return &L.up_exps;
+    case TensorRole::DownExps: return &L.down_exps;
     case TensorRole::PostFfnNorm: return &L.post_ffn_norm;
     default: break;
   }
@@ -96,10 +114,20 @@ void fill_arch_weights(ModelBuilder& m, const ArchInfo& a, TensorFormat f,
   const float norm_add = f == TensorFormat::Hf && a.traits.hf_norm_plus_one ? 1.0f : 0.0f;
   w.layers.resize(static_cast<size_t>(c.n_layers));
   for (const ArchTensor& t : a.tensors) {
-    if (t.role == TensorRole::TokEmbd || t.role == TensorRole::Output || !tensor_needed(t, c)) continue;
-    const int n = role_is_per_layer(t.role) ? c.n_layers : 1;
+    if (t.role == TensorRole::TokEmbd || t.role == TensorRole::Output) continue;
+    const bool per_layer = role_is_per_layer(t.role);
+    if (!per_layer && !tensor_needed(t, c)) continue;
+    const int n = per_layer ? c.n_layers : 1;
     for (int l = 0; l < n; ++l) {
-      TensorView v = required(tensor_name(t, f, role_is_per_layer(t.role) ? l : -1));
+      if (per_layer && !tensor_needed(t, c, l)) continue;
+      TensorView v;
+      if (role_is_expert(t.role) && f == TensorFormat::Hf) {
+        std::vector<TensorView> parts;
+        for (int e = 0; e < c.n_expert; ++e) parts.push_back(required(tensor_name(t, f, l, e)));
+        v = prep_stack(m, parts, m.path() + ": " + tensor_name(t, f, l, 0) + " and the other experts");
+      } else {
+        v = required(tensor_name(t, f, per_layer ? l : -1));
+      }
       if (role_is_vector(t.role))
         v = role_is_norm(t.role) && norm_add != 0 ? prep_f32_plus(m, v, norm_add) : prep_f32(m, v);
       *role_slot(w, t.role, l) = v;
@@ -145,9 +173,17 @@ void check_model_weights(const Model& model) {
     matrix(L.wk, {K, E}, p + "k");
     matrix(L.wv, {K, E}, p + "v");
     matrix(L.wo, {E, Q}, p + "o");
-    matrix(L.w_gate, {F, E}, p + "ffn_gate");
-    matrix(L.w_up, {F, E}, p + "ffn_up");
-    matrix(L.w_down, {E, F}, p + "ffn_down");
+    if (c.is_moe(l)) {
+      const int64_t X = c.n_expert, XF = c.n_ff_expert;
+      matrix(L.router, {X, E}, p + "ffn_gate_inp (router)");
+      matrix(L.gate_exps, {X, XF, E}, p + "ffn_gate_exps");
+      matrix(L.up_exps, {X, XF, E}, p + "ffn_up_exps");
+      matrix(L.down_exps, {X, E, XF}, p + "ffn_down_exps");
+    } else {
+      matrix(L.w_gate, {F, E}, p + "ffn_gate");
+      matrix(L.w_up, {F, E}, p + "ffn_up");
+      matrix(L.w_down, {E, F}, p + "ffn_down");
+    }
     if (c.qkv_bias) {
       vec(L.bq, Q, p + "q bias");
       vec(L.bk, K, p + "k bias");

@@ -19,12 +19,17 @@ TensorView prep_f32_plus(ModelBuilder& model, const TensorView& t, float add);
 // HF row h*d + j comes from stored row h*d + 2j (j < d/2) or h*d + 2(j - d/2) + 1.
 // Works for any dtype (whole rows move). For 1-D bias vectors too.
 TensorView prep_unpermute_rows(ModelBuilder& model, const TensorView& t, int n_heads, int head_dim);
+// One 3-D tensor [n, rows, cols] owned by `model`, matrix i a copy of parts[i] (HF stores
+// each expert's matrix on its own; the runtime reads them as GGUF lays them out). Every part
+// must have the same type and shape; `what` names them in the error.
+TensorView prep_stack(ModelBuilder& model, const std::vector<TensorView>& parts, const std::string& what);
 // Where a role's tensor lives in the weights (layer ignored for model-wide roles).
 TensorView* role_slot(ModelWeights& w, TensorRole r, int layer);
 // Every tensor of architecture `a` the config needs, except the token embedding and the
 // output matrix (whose tying the loaders resolve), looked up by its name in format f
 // through `required` (which throws when one is missing); vectors become f32 (norms + 1 for
-// HF files of architectures that store them so). Sizes the layer table.
+// HF files of architectures that store them so); HF experts are stacked (prep_stack).
+// Sizes the layer table.
 void fill_arch_weights(ModelBuilder& m, const ArchInfo& a, TensorFormat f,
                        const std::function<TensorView(const std::string&)>& required);
 // Throws "<what>: tensor '<name>' has shape [..], expected [..]".

@@ -37,6 +37,21 @@ bool in_owned_buffer(ModelBuilder& model, const void* data) {
   return false;
 }
 
+// A stack of expert matrices [n, rows, cols] as one matrix [n * rows, cols]: the same bytes.
+TensorView as_matrix(const TensorView& t) {
+  if (t.shape.size() != 3) return t;
+  return TensorView{t.type, {t.shape[0] * t.shape[1], t.shape[2]}, t.data};
+}
+
+// The interleaved type `t` is rewritten into, if any. A stack of experts is interleaved as one
+// matrix only when every expert's rows are whole groups, so that each expert's slice
+// (model/moe.h, expert_matrix) is itself an interleaved matrix.
+std::optional<DType> interleaved(const TensorView& t) {
+  const std::optional<DType> type = ops::interleaved_type(as_matrix(t));
+  if (type && t.shape.size() == 3 && t.shape[1] % interleaved_rows(*type) != 0) return std::nullopt;
+  return type;
+}
+
 }  // namespace
 
 bool repack_enabled(std::optional<bool> opt) {
@@ -51,7 +66,9 @@ void repack_weights(ModelBuilder& model, int threads) {
   ModelWeights& w = model.weights();
   std::vector<TensorView*> matrices{&w.output, &w.tok_embd};
   for (LayerWeights& L : w.layers)
-    for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) matrices.push_back(t);
+    for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.router, &L.gate_exps,
+                          &L.up_exps, &L.down_exps})
+      if (!t->empty()) matrices.push_back(t);
 
   // One arena for every matrix: one huge-page buffer instead of one per tensor, which would
   // round each up to 2 MiB of resident memory.
@@ -66,7 +83,7 @@ void repack_weights(ModelBuilder& model, int threads) {
     // The token embedding is only moved when tied to the output matrix: lookups read it row
     // by row, which the file's pages serve as well.
     if (t == &w.tok_embd || item_of.count(t->data)) continue;
-    if (!ops::interleaved_type(*t) && in_owned_buffer(model, t->data)) continue;
+    if (!interleaved(*t) && in_owned_buffer(model, t->data)) continue;
     item_of[t->data] = items.size();
     items.push_back({*t, total});
     total += (t->nbytes() + kTensorAlign - 1) / kTensorAlign * kTensorAlign;
@@ -80,10 +97,10 @@ void repack_weights(ModelBuilder& model, int threads) {
   ThreadPool pool(threads);  // 0: hardware concurrency
   for (const Item& it : items) {
     uint8_t* dst = arena + it.offset;
-    if (ops::interleaved_type(it.source)) {
+    if (interleaved(it.source)) {
       const int64_t groups = it.source.rows() / 4;
       pool.parallel_for(groups, [&](int64_t g0, int64_t g1, int) {
-        ops::interleave(it.source, dst, 4 * g0, 4 * g1);
+        ops::interleave(as_matrix(it.source), dst, 4 * g0, 4 * g1);
       }, 64);
     } else {  // same layout, huge pages
       const size_t stride = it.source.row_stride();
@@ -97,7 +114,7 @@ void repack_weights(ModelBuilder& model, int threads) {
   for (TensorView* t : matrices)
     if (auto found = item_of.find(t->data); found != item_of.end()) {
       const Item& it = items[found->second];
-      const std::optional<DType> type = ops::interleaved_type(it.source);
+      const std::optional<DType> type = interleaved(it.source);
       *t = TensorView{type ? *type : it.source.type, it.source.shape, arena + it.offset};
     }
 }

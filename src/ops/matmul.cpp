@@ -17,7 +17,6 @@ constexpr int64_t kMinParallelWork = 1 << 16;
 // Rows per scheduling unit: a multiple of every ISA's row tile and of every interleaved
 // type's group (so a thread's rows never cut a group of Q8_0x4 rows).
 constexpr int64_t kRowGrain = 16;
-constexpr int kNumActFormats = 3;
 
 void check_weight(const TensorView& w, int64_t cols) {
   if (w.shape.size() != 2) fail("matmul: weight must be 2-D, got ", w.shape.size(), " dims");
@@ -79,9 +78,28 @@ void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t
   for (const MatmulTarget& t : targets) check_weight(*t.w, cols);
 
   const KernelTable& k = active_kernels();
-  thread_local std::vector<uint8_t> act[kNumActFormats];
-  const uint8_t* act_rows[kNumActFormats] = {};
-  size_t act_stride[kNumActFormats] = {};
+  // Activations per (input, format), each quantized once (one buffer per entry, reused).
+  struct Prepared {
+    const float* x;
+    int f;
+    const uint8_t* rows;
+    size_t stride;
+  };
+  thread_local std::vector<std::vector<uint8_t>> act_tls;
+  thread_local std::vector<Prepared> prepared_tls;
+  std::vector<std::vector<uint8_t>>& act = act_tls;
+  std::vector<Prepared>& prepared = prepared_tls;
+  prepared.clear();
+  auto activations = [&](const float* in, int f) -> const Prepared& {
+    for (const Prepared& p : prepared)
+      if (p.x == in && p.f == f) return p;
+    if (act.size() <= prepared.size()) act.resize(prepared.size() + 1);
+    size_t stride = 0;
+    const uint8_t* rows = prepare_activations(static_cast<ActFormat>(f), in, cols, n_tokens, act[prepared.size()],
+                                              &stride, pool);
+    prepared.push_back({in, f, rows, stride});
+    return prepared.back();
+  };
 
   // One job per target; row offsets place every target's rows in one shared row space, each
   // target starting at a multiple of kRowGrain so that scheduling ranges never split a group
@@ -101,17 +119,14 @@ void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t
   offsets.assign(targets.size() + 1, 0);
   for (size_t i = 0; i < targets.size(); ++i) {
     const TensorView& w = *targets[i].w;
-    const int f = static_cast<int>(act_format(w.type));
-    if (!act_rows[f])
-      act_rows[f] = prepare_activations(static_cast<ActFormat>(f), x, cols, n_tokens, act[f],
-                                        &act_stride[f], pool);
+    const Prepared& in = activations(targets[i].x ? targets[i].x : x, static_cast<int>(act_format(w.type)));
     MatmulJob& job = jobs[i];
     job.w = static_cast<const uint8_t*>(w.data);
     job.w_stride = w.row_stride();
     job.cols = cols;
     job.n_tokens = n_tokens;
-    job.x = act_rows[f];
-    job.x_stride = act_stride[f];
+    job.x = in.rows;
+    job.x_stride = in.stride;
     job.y = targets[i].y;
     job.y_stride = w.shape[0];
     fns[i] = k.matmul[static_cast<int>(w.type)];

@@ -37,11 +37,15 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
 struct MatmulTarget {
   const TensorView* w;
   float* y;
+  // This target's own input ([n_tokens, cols], like x), or null for the group's x (the
+  // down projections of several experts, each of its own activations, share one call).
+  const float* x = nullptr;
 };
-// Several matmuls of the same input x at once (Q, K and V; gate and up): the activations are
-// quantized once per format, and the rows of all weights are split over the pool in one
-// parallel call, so in decode the threads meet once instead of once per matrix. Every weight
-// must have the same column count; types may differ.
+// Several matmuls at once, of the same input x (Q, K and V; gate and up) or of per-target
+// inputs: the activations are quantized once per input and format, and the rows of all
+// weights are split over the pool in one parallel call, so in decode the threads meet once
+// instead of once per matrix. Every weight must have the same column count; types may differ.
+// Each target's output is bit for bit that of its own matmul.
 void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
                   ThreadPool* pool);
 

@@ -1,0 +1,129 @@
+#include "model/moe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace triattn {
+
+TensorView expert_matrix(const TensorView& experts, int64_t e) {
+  if (experts.shape.size() != 3 || e < 0 || e >= experts.shape[0])
+    fail("internal: expert ", e, " asked of a tensor that is not a stack of experts holding it");
+  const int64_t rows = experts.shape[1], cols = experts.shape[2];
+  const size_t bytes = row_bytes(experts.type, cols) * static_cast<size_t>(rows);
+  return TensorView{experts.type, {rows, cols}, static_cast<const uint8_t*>(experts.data) + static_cast<size_t>(e) * bytes};
+}
+
+void route(std::span<const float> logits, int k, bool norm, Route& out) {
+  const int n = static_cast<int>(logits.size());
+  if (k < 1 || k > n) fail("internal: top ", k, " of ", n, " experts");
+  // Softmax over every expert (in double: the ranking and weights do not depend on the ISA).
+  thread_local std::vector<double> p;
+  thread_local std::vector<int32_t> order;
+  p.resize(static_cast<size_t>(n));
+  order.resize(static_cast<size_t>(n));
+  const float top = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += p[i] = std::exp(static_cast<double>(logits[i]) - top);
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](int32_t a, int32_t b) { return p[a] != p[b] ? p[a] > p[b] : a < b; });
+  out.experts.assign(order.begin(), order.begin() + k);
+  double kept = 0;
+  for (int32_t e : out.experts) kept += p[e];
+  const double denom = norm ? kept : sum;
+  out.weights.resize(static_cast<size_t>(k));
+  for (int i = 0; i < k; ++i) out.weights[i] = static_cast<float>(p[out.experts[i]] / denom);
+}
+
+void MoeFfn::run(const ModelConfig& c, const LayerWeights& L, const float* xn, int64_t n_tokens, float* out,
+                 ThreadPool* pool) {
+  const int64_t E = c.n_embd, X = c.n_expert, F = c.n_ff_expert;
+  const int k = c.n_expert_used;
+  logits_.resize(static_cast<size_t>(n_tokens * X));
+  ops::matmul(L.router, xn, n_tokens, logits_.data(), pool);
+
+  // Group the (token, weight) pairs by expert, tokens in order within each expert.
+  routes_.resize(static_cast<size_t>(n_tokens));
+  first_.assign(static_cast<size_t>(X + 1), 0);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    route(std::span<const float>(&logits_[t * X], static_cast<size_t>(X)), k, c.expert_weights_norm, routes_[t]);
+    for (int32_t e : routes_[t].experts) ++first_[e + 1];
+  }
+  std::partial_sum(first_.begin(), first_.end(), first_.begin());
+  slots_.resize(static_cast<size_t>(n_tokens * k));
+  std::vector<int64_t> next(first_.begin(), first_.end() - 1);
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int i = 0; i < k; ++i) slots_[next[routes_[t].experts[i]]++] = {t, routes_[t].weights[i]};
+
+  int64_t most = 0;
+  for (int64_t e = 0; e < X; ++e) most = std::max(most, first_[e + 1] - first_[e]);
+  x_.resize(static_cast<size_t>(most * E));
+  gate_.resize(static_cast<size_t>(k * most * F));
+  up_.resize(static_cast<size_t>(k * most * F));
+  y_.resize(static_cast<size_t>(k * most * E));
+  std::fill(out, out + n_tokens * E, 0.0f);
+
+  // One matrix product per selected expert over the tokens routed to it; the other experts'
+  // weights are never touched. Experts routed the very same tokens (in decode, all k of them)
+  // share one gate/up call (one quantization of the input) and one down call (each expert's
+  // own activations): the threads meet twice per batch of experts, not twice per expert.
+  auto same_tokens = [&](int64_t a, int64_t b) {
+    const int64_t n = first_[a + 1] - first_[a];
+    if (first_[b + 1] - first_[b] != n) return false;
+    for (int64_t i = 0; i < n; ++i)
+      if (slots_[first_[a] + i].first != slots_[first_[b] + i].first) return false;
+    return true;
+  };
+  std::vector<int64_t> batch;  // experts sharing batch[0]'s tokens (at most k: a token picks k)
+  std::vector<TensorView> views;
+  std::vector<ops::MatmulTarget> targets;
+  for (int64_t e0 = 0; e0 < X;) {
+    const int64_t b0 = first_[e0], n = first_[e0 + 1] - b0;
+    if (n == 0) {
+      ++e0;
+      continue;
+    }
+    batch.assign(1, e0);
+    int64_t e1 = e0 + 1;
+    for (; e1 < X; ++e1)
+      if (first_[e1 + 1] > first_[e1] && !same_tokens(e0, e1)) break;
+    for (int64_t e = e0 + 1; e < e1; ++e)
+      if (first_[e + 1] > first_[e]) batch.push_back(e);
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(&x_[i * E], xn + slots_[b0 + i].first * E, static_cast<size_t>(E) * sizeof(float));
+    views.clear();
+    for (int64_t e : batch) {
+      views.push_back(expert_matrix(L.gate_exps, e));
+      views.push_back(expert_matrix(L.up_exps, e));
+    }
+    targets.clear();
+    for (size_t j = 0; j < batch.size(); ++j) {
+      targets.push_back({&views[2 * j], &gate_[j * n * F]});
+      targets.push_back({&views[2 * j + 1], &up_[j * n * F]});
+    }
+    ops::matmul_group(targets, x_.data(), n, pool);
+    const int64_t m = static_cast<int64_t>(batch.size()) * n * F;
+    if (c.activation == Activation::GeluTanh)
+      ops::geglu(gate_.data(), up_.data(), gate_.data(), m);
+    else
+      ops::swiglu(gate_.data(), up_.data(), gate_.data(), m);
+    views.clear();
+    for (int64_t e : batch) views.push_back(expert_matrix(L.down_exps, e));
+    targets.clear();
+    for (size_t j = 0; j < batch.size(); ++j) targets.push_back({&views[j], &y_[j * n * E], &gate_[j * n * F]});
+    ops::matmul_group(targets, nullptr, n, pool);
+    for (size_t j = 0; j < batch.size(); ++j) {
+      const int64_t b = first_[batch[j]];
+      for (int64_t i = 0; i < n; ++i)
+        ops::axpy_f32(slots_[b + i].second, &y_[(j * n + i) * E], out + slots_[b + i].first * E, E);
+    }
+    e0 = e1;
+  }
+}
+
+}  // namespace triattn

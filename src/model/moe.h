@@ -1,0 +1,49 @@
+#pragma once
+// The mixture-of-experts FFN of a MoE layer (ModelConfig::n_expert, LayerConfig::ffn == Moe),
+// as Qwen3-MoE defines it: router logits = W_router x; p = softmax over all experts; the
+// n_expert_used largest p (renormalised to sum to 1 when expert_weights_norm) weight the
+// outputs down_e(act(gate_e x) * up_e x) of the experts they name.
+//
+// Tokens are grouped by expert: each selected expert runs one matrix product over all the
+// tokens routed to it (prefill is matrix-matrix per expert), and only the selected experts'
+// weights are read (decode streams n_expert_used of n_expert experts).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "model/config.h"
+#include "model/model.h"
+
+namespace triattn {
+
+// Expert e's matrix of a stack [n_expert, rows, cols]: a 2-D view of its bytes. Valid for
+// every weight type, the load-time interleaved layouts included (model/weight_repack.h
+// interleaves a stack only when every expert's rows are whole groups).
+TensorView expert_matrix(const TensorView& experts, int64_t e);
+
+// One token's routing: the chosen experts (best first; equal probabilities: the lower index
+// first) and their weights.
+struct Route {
+  std::vector<int32_t> experts;
+  std::vector<float> weights;
+};
+// From one token's router logits (n_expert of them): softmax, top `k`, renormalised if `norm`.
+void route(std::span<const float> logits, int k, bool norm, Route& out);
+
+// Scratch of the MoE FFN, reused between calls (one per Forward).
+class MoeFfn {
+ public:
+  // out[t * n_embd ...] = the layer's MoE FFN of xn[t * n_embd ...] for t in [0, n_tokens).
+  void run(const ModelConfig& c, const LayerWeights& L, const float* xn, int64_t n_tokens, float* out,
+           ThreadPool* pool);
+
+ private:
+  std::vector<float> logits_, x_, gate_, up_, y_;
+  std::vector<Route> routes_;
+  std::vector<int64_t> first_;                    // tokens of expert e: slots [first_[e], first_[e + 1])
+  std::vector<std::pair<int64_t, float>> slots_;  // (token, weight), grouped by expert
+};
+
+}  // namespace triattn
