@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "model/forward.h"
 #include "model/weights_fingerprint.h"
+#include "model/kv_shape.h"
 
 namespace triattn {
 
@@ -56,7 +57,7 @@ CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> 
   CalibrationResult r;
   for (int64_t w0 = 0; w0 < total; w0 += window) {
     const int64_t wn = std::min(window, total - w0);
-    KvCache cache(KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, opt.kv_type}, wn);
+    KvCache cache(kv_cache_shape(c, opt.kv_type), wn);
     for (int64_t t0 = 0; t0 < wn; t0 += chunk) {
       ForwardItem item;
       item.cache = &cache;

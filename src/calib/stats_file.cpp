@@ -1,6 +1,8 @@
 #include "calib/stats_file.h"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -65,12 +67,38 @@ StatsInfo stats_info_for(const ModelConfig& cfg, int64_t token_count, uint64_t i
   i.rope_scaling = describe_rope_scaling(cfg.rope_scaling);
   i.rope_attn_factor = cfg.rope_attn_factor();
   i.rope_freqs = cfg.rope_freqs();
+  if (cfg.has_sliding_layers()) i.scored_layers = cfg.full_attention_layers();
   i.token_count = token_count;
   i.input_hash = format_input_hash(input_hash);
   return i;
 }
 
+std::string join_layers(const std::vector<int>& layers) {
+  std::string s;
+  for (int l : layers) s += (s.empty() ? "" : ",") + std::to_string(l);
+  return s;
+}
+
 namespace {
+
+// "1,3,5": increasing layer indices below n_layers.
+std::vector<int> parse_layers(const std::string& s, int n_layers, const std::string& path) {
+  std::vector<int> out;
+  size_t at = 0;
+  while (at <= s.size()) {
+    const size_t comma = std::min(s.find(',', at), s.size());
+    const std::string item = s.substr(at, comma - at);
+    int v = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 0 || v >= n_layers ||
+        (!out.empty() && v <= out.back()))
+      fail(path, ": stats metadata 'scored_layers' is '", s, "' (want increasing layer indices below ", n_layers,
+           ", comma-separated)");
+    out.push_back(v);
+    at = comma + 1;
+  }
+  return out;
+}
 
 std::string num(double v) {
   char buf[64];
@@ -176,6 +204,7 @@ LoadedStats read_safetensors_stats(const std::string& path) {
     fail(path, ": the statistics were calibrated on ", i.token_count, " token(s), fewer than the ",
          kMinCalibrationTokens, " needed to say anything about the model; recalibrate with a longer --input");
   i.input_hash = meta(m, "input_hash", path);
+  if (auto it = m.find("scored_layers"); it != m.end()) i.scored_layers = parse_layers(it->second, i.n_layers, path);
   const int64_t half = i.head_dim / 2;
   const std::vector<int64_t> qs = {i.n_layers, i.n_heads, half}, ks = {i.n_layers, i.n_kv_heads, half};
   auto s = std::make_shared<HeadStats>();
@@ -235,6 +264,7 @@ void write_stats_file(const std::string& path, const HeadStats& s, const StatsIn
   w.set_metadata("token_count", std::to_string(i.token_count));
   w.set_metadata("input_hash", i.input_hash);
   w.set_metadata("pairing", "half");
+  if (!i.scored_layers.empty()) w.set_metadata("scored_layers", join_layers(i.scored_layers));
   auto add = [&](const char* name, const std::vector<float>& v, const std::vector<int64_t>& shape) {
     w.add(name, DType::F32, shape, v.data(), v.size() * sizeof(float));
   };

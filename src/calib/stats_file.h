@@ -52,6 +52,10 @@ struct StatsInfo {
   int64_t token_count = 0;
   std::string input_hash;
   std::vector<float> weights_fingerprint;  // empty: not recorded (version 1, .pt, or written without a model)
+  // The full-attention layers, the ones KV policies compress and score, on a model with
+  // sliding-window layers (metadata 'scored_layers', e.g. "1,3,5"); empty: every layer. The
+  // statistics hold every layer either way (analysis reads the sliding ones too).
+  std::vector<int> scored_layers;
 };
 
 struct LoadedStats {
@@ -65,6 +69,7 @@ struct LoadedStats {
 uint64_t fnv1a64_tokens(std::span<const int32_t> tokens);
 std::string format_input_hash(uint64_t h);  // "fnv1a64:%016x"
 std::string describe_rope_scaling(const RopeScaling& s);
+std::string join_layers(const std::vector<int>& layers);  // "1,3,5"
 StatsInfo stats_info_for(const ModelConfig& cfg, int64_t token_count, uint64_t input_hash);
 
 // Refuses values that break calib/stats_values.h (a model whose activations overflowed) and

@@ -72,6 +72,12 @@ void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const 
           break;
         }
     }
+    // A file that names its scored layers must name this model's full-attention layers (a file
+    // without the field predates it, or the model has no sliding layers: every layer).
+    const std::vector<int> full = cfg.has_sliding_layers() ? cfg.full_attention_layers() : std::vector<int>{};
+    if (!i.scored_layers.empty() && i.n_layers == cfg.n_layers && i.scored_layers != full)
+      bad.push_back("scored layers " + join_layers(i.scored_layers) + " (model's full-attention layers: " +
+                    (full.empty() ? std::string("all") : join_layers(full)) + ")");
     if (std::abs(i.rope_attn_factor - cfg.rope_attn_factor()) > 1e-6)
       bad.push_back("rope_attn_factor " + num(i.rope_attn_factor) + " (model: " + num(cfg.rope_attn_factor()) + ")");
   }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "model/kv_shape.h"
 
 namespace triattn::cli {
 
@@ -39,7 +40,7 @@ SyntheticKv::SyntheticKv(const Model& model, Forward& forward, int64_t sample_to
   std::mt19937_64 rng(seed);
   std::vector<int32_t> tokens(static_cast<size_t>(n_sample_));
   for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % static_cast<uint64_t>(c.vocab_size));
-  KvCache sample(KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, DType::F32}, n_sample_);
+  KvCache sample(kv_cache_shape(c, DType::F32), n_sample_);
   ForwardItem item;
   item.cache = &sample;
   item.tokens = tokens;

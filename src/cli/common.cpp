@@ -13,6 +13,7 @@
 #include "core/read_file.h"
 #include "core/thread_pool.h"
 #include "kv/keep_set.h"
+#include "model/kv_shape.h"
 
 namespace triattn::cli {
 
@@ -156,7 +157,7 @@ DType parse_kv_type(const std::string& name) {
 FreshRun run_fresh(const Model& model, std::span<const int32_t> ids, DType kv_type, ForwardItem::Logits logits,
                    int threads) {
   const ModelConfig& c = model.config();
-  FreshRun r{KvCache(KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, kv_type}, static_cast<int64_t>(ids.size())),
+  FreshRun r{KvCache(kv_cache_shape(c, kv_type), static_cast<int64_t>(ids.size())),
              {}};
   ThreadPool pool(threads);
   Forward forward(model, &pool);

@@ -5,6 +5,7 @@
 
 #include "calib/stats_file.h"
 #include "core/error.h"
+#include "model/kv_shape.h"
 
 namespace triattn {
 
@@ -16,6 +17,7 @@ AttentionGeometry attention_geometry(const ModelConfig& c) {
   g.head_dim = c.head_dim;
   g.rope_freqs = c.rope_freqs();
   g.attn_factor = c.rope_attn_factor();
+  g.layer_window = layer_windows(c);
   return g;
 }
 

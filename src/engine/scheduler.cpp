@@ -72,13 +72,18 @@ size_t Scheduler::reservation_bytes(const Request& request, int64_t bound) const
   const ModelConfig& c = model_.config();
   const PolicyFactory& p = *request.policies;
   const int64_t prompt = static_cast<int64_t>(request.prompt.size());
-  int64_t tokens = bound;
-  if (tokens == 0) {  // unbounded: everything the request can reach, capped by the context
-    tokens = prompt + std::max<int64_t>(0, request.options.n_predict);
-    if (p.context_limit() > 0) tokens = std::min(tokens, p.context_limit());
-  }
+  // Everything the request can reach, capped by the context.
+  int64_t reach = prompt + std::max<int64_t>(0, request.options.n_predict);
+  if (p.context_limit() > 0) reach = std::min(reach, p.context_limit());
+  const int64_t full_tokens = bound > 0 ? bound : reach;
+  // A sliding-window layer holds its window (the forward pass trims it after each step, so a
+  // step's tokens come on top) whatever the policy's bound, which counts the full layers.
+  const int64_t step = std::max<int64_t>(1, p.settings().prefill_chunk);
+  int64_t tokens = 0;  // summed over layers
+  for (int l = 0; l < c.n_layers; ++l)
+    tokens += c.is_sliding(l) ? std::min(reach, c.layer(l).window - 1 + step) : full_tokens;
   const size_t row = row_bytes(p.settings().cache_type, c.head_dim);
-  return static_cast<size_t>(tokens) * static_cast<size_t>(c.n_layers) * static_cast<size_t>(c.n_kv_heads) * row * 2;
+  return static_cast<size_t>(tokens) * static_cast<size_t>(c.n_kv_heads) * row * 2;
 }
 
 SubmitResult Scheduler::submit(Request request) {

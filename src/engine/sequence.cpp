@@ -5,14 +5,12 @@
 #include <limits>
 
 #include "core/error.h"
+#include "model/kv_shape.h"
 
 namespace triattn {
 
 namespace {
-KvCacheShape cache_shape(const Model& m, DType type) {
-  const ModelConfig& c = m.config();
-  return KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, type};
-}
+KvCacheShape cache_shape(const Model& m, DType type) { return kv_cache_shape(m.config(), type); }
 
 // Positions are stored as int32 in the cache.
 constexpr int64_t kMaxPositions = std::numeric_limits<int32_t>::max();

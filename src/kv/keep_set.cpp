@@ -40,7 +40,8 @@ int64_t effective_budget(const PolicyParams& params, const SequenceInfo& seq) {
 }
 
 bool prune_due(const KvCache& cache, int64_t n_new, const PolicyParams& params, const SequenceInfo& seq) {
-  const int64_t n = cache.max_size(), budget = effective_budget(params, seq);
+  // Sliding-window layers are bounded by their window, not by B: only full layers trigger.
+  const int64_t n = cache.max_full_size(), budget = effective_budget(params, seq);
   return n > budget && n + n_new > budget + params.divide_length;
 }
 
@@ -143,9 +144,20 @@ KeepPlan select_by_mode(const KvCache& cache, PruningMode mode, const KeepRules&
          " streams");
   KeepPlan plan;
   plan.keep.resize(splits.size());
+  // Sliding-window layers keep every row (the forward pass bounds them) and take no part in a
+  // shared keep set: the sets are over the full-attention layers.
+  std::vector<int> full;
+  for (int l = 0; l < L; ++l) {
+    if (!cache.sliding(l)) {
+      full.push_back(l);
+      continue;
+    }
+    for (int h = 0; h < H; ++h) plan.keep[cache.stream_index(l, h)] = all_rows(cache.size(l, h));
+  }
+  if (full.empty()) return plan;
   switch (mode) {
     case PruningMode::PerLayerPerHead:
-      for (int l = 0; l < L; ++l)
+      for (int l : full)
         for (int h = 0; h < H; ++h) {
           const int s = cache.stream_index(l, h);
           plan.keep[s] = select_keep(splits[s], scores[s], stream_positions(cache, l, h), rules.budget);
@@ -154,12 +166,12 @@ KeepPlan select_by_mode(const KvCache& cache, PruningMode mode, const KeepRules&
     case PruningMode::PerHead:  // one set per KV-head index: mean over layers
       for (int h = 0; h < H; ++h) {
         std::vector<int> members;
-        for (int l = 0; l < L; ++l) members.push_back(cache.stream_index(l, h));
+        for (int l : full) members.push_back(cache.stream_index(l, h));
         select_shared(cache, members, /*run=*/1, rules, splits, scores, mode, policy, plan);
       }
       break;
     case PruningMode::PerLayer:  // one set per layer: max over that layer's heads
-      for (int l = 0; l < L; ++l) {
+      for (int l : full) {
         std::vector<int> members;
         for (int h = 0; h < H; ++h) members.push_back(cache.stream_index(l, h));
         select_shared(cache, members, /*run=*/H, rules, splits, scores, mode, policy, plan);
@@ -167,13 +179,19 @@ KeepPlan select_by_mode(const KvCache& cache, PruningMode mode, const KeepRules&
       break;
     case PruningMode::Global: {  // mean over layers of the max over heads
       std::vector<int> members;
-      for (int l = 0; l < L; ++l)
+      for (int l : full)
         for (int h = 0; h < H; ++h) members.push_back(cache.stream_index(l, h));
       select_shared(cache, members, /*run=*/H, rules, splits, scores, mode, policy, plan);
       break;
     }
   }
   return plan;
+}
+
+std::vector<int32_t> all_rows(int64_t n) {
+  std::vector<int32_t> rows(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) rows[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  return rows;
 }
 
 KeepPlan uniform_plan(int n_streams, const std::vector<int32_t>& keep) {

@@ -70,10 +70,14 @@ std::span<const int32_t> stream_positions(const KvCache& cache, int layer, int h
 //   per_head:  the mean over layers of its score (one set per KV-head index),
 //   per_layer: the max over the layer's KV heads (one set per layer),
 //   global:    the mean over layers of the max over each layer's heads (one set).
-// per_layer_per_head selects every stream on its own.
+// per_layer_per_head selects every stream on its own. Streams of sliding-window layers
+// (cache.sliding) keep every row and are in no shared set; their splits and scores are unread.
 KeepPlan select_by_mode(const KvCache& cache, PruningMode mode, const KeepRules& rules,
                         const std::vector<StreamSplit>& splits, const std::vector<std::vector<float>>& scores,
                         std::string_view policy);
+
+// 0, 1, ..., n-1: every row of a stream of n rows.
+std::vector<int32_t> all_rows(int64_t n);
 
 // A plan that keeps `keep` in every stream.
 KeepPlan uniform_plan(int n_streams, const std::vector<int32_t>& keep);

@@ -26,6 +26,14 @@ int64_t KvCache::max_size() const {
   return m;
 }
 
+int64_t KvCache::max_full_size() const {
+  int64_t m = 0;
+  for (int l = 0; l < shape_.n_layers; ++l)
+    if (!sliding(l))
+      for (int h = 0; h < shape_.n_kv_heads; ++h) m = std::max(m, size(l, h));
+  return m;
+}
+
 void KvCache::grow(Stream& s, int64_t need) {
   const int64_t cap = static_cast<int64_t>(s.pos.size());
   if (need <= cap) return;

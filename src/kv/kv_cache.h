@@ -6,6 +6,7 @@
 // Only append() and apply() mutate; policies only read the cache and produce plans.
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -14,10 +15,17 @@
 namespace triattn {
 
 struct KvCacheShape {
+  KvCacheShape() = default;
+  KvCacheShape(int layers, int kv_heads, int dim, DType t = DType::F16, std::vector<int32_t> windows = {})
+      : n_layers(layers), n_kv_heads(kv_heads), head_dim(dim), type(t), layer_window(std::move(windows)) {}
   int n_layers = 0;
   int n_kv_heads = 0;
   int head_dim = 0;
   DType type = DType::F16;  // F32 or F16
+  // Per layer: 0 = full attention; w > 0 = a sliding-window layer, whose streams the forward
+  // pass trims to its window (drop_before). KV policies compress the full layers only and
+  // leave sliding streams as they are. Empty: every layer is full.
+  std::vector<int32_t> layer_window;
 };
 
 // Which entries of each stream survive a pruning event. keep[stream] lists indices into the
@@ -36,6 +44,11 @@ class KvCache {
 
   int64_t size(int layer, int head) const { return streams_[stream_index(layer, head)].n; }
   int64_t max_size() const;  // largest stream
+  // A sliding-window layer (shape().layer_window): bounded by its window, never pruned.
+  bool sliding(int layer) const {
+    return !shape_.layer_window.empty() && shape_.layer_window[static_cast<size_t>(layer)] > 0;
+  }
+  int64_t max_full_size() const;  // largest stream of a full-attention layer (0 if none)
   const int32_t* positions(int layer, int head) const {
     return streams_[stream_index(layer, head)].pos.data();
   }

@@ -24,12 +24,17 @@ class H2OPolicy final : public ScoredPolicy {
       : ScoredPolicy(params),
         n_kv_heads_(g.n_kv_heads),
         group_(g.n_kv_heads > 0 ? g.n_heads / g.n_kv_heads : 1),
-        acc_(static_cast<size_t>(g.n_layers) * g.n_kv_heads) {}
+        acc_(static_cast<size_t>(g.n_layers) * g.n_kv_heads),
+        layer_window_(g.layer_window) {}
 
   std::string_view name() const override { return "h2o"; }
   unsigned needs() const override { return kNeedAttention; }
 
   void observe_attention(int layer, int q_head, const float* weights, int64_t n_keys) override {
+    // A sliding-window layer is trimmed by the forward pass and never pruned: nothing to rank.
+    if (!layer_window_.empty() && layer < static_cast<int>(layer_window_.size()) &&
+        layer_window_[static_cast<size_t>(layer)] > 0)
+      return;
     const size_t s = static_cast<size_t>(layer) * n_kv_heads_ + q_head / group_;
     if (s >= acc_.size()) fail("h2o: attention of layer ", layer, " query head ", q_head, " outside the model");
     std::vector<double>& a = acc_[s];
@@ -64,6 +69,7 @@ class H2OPolicy final : public ScoredPolicy {
  private:
   int n_kv_heads_, group_;
   std::vector<std::vector<double>> acc_;  // [layer * n_kv_heads + kv_head][row]
+  std::vector<int32_t> layer_window_;     // AttentionGeometry::layer_window
 };
 
 }  // namespace

@@ -37,7 +37,7 @@ class ScoredPolicy : public BudgetedPolicy {
   // many `thread` indices score_stream may be called with (per-thread scratch).
   virtual void begin_event(const KvCache& cache, int n_threads) {}
   // scores[i]: how much candidate split.candidates[i] of stream (layer, kv_head) deserves to
-  // stay; higher keeps, ties keep the older token. Streams are scored in parallel on the
+  // stay (never called for a sliding-window layer's streams, which are not pruned); higher keeps, ties keep the older token. Streams are scored in parallel on the
   // pool: an implementation writes only its own stream's scores and its thread's scratch.
   virtual void score_stream(const KvCache& cache, int layer, int kv_head, const StreamSplit& split, float* scores,
                             int thread) = 0;

@@ -110,6 +110,7 @@ class TriAttentionSplitPolicy final : public ScoredPolicy {
       std::fill(sum_.begin(), sum_.end(), 0.0);
       std::fill(count_.begin(), count_.end(), 0);
       for (int l = 0; l < L; ++l) {
+        if (cache.sliding(l)) continue;  // not pruned, not scored
         const int st = cache.stream_index(l, h);
         const int32_t* pos = cache.positions(l, h);
         const auto& cand = splits[st].candidates;
@@ -119,6 +120,7 @@ class TriAttentionSplitPolicy final : public ScoredPolicy {
         }
       }
       for (int l = 0; l < L; ++l) {
+        if (cache.sliding(l)) continue;
         const int st = cache.stream_index(l, h);
         const int32_t* pos = cache.positions(l, h);
         const auto& cand = splits[st].candidates;
