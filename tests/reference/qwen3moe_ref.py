@@ -175,10 +175,4 @@ def forward(m, ids, chosen=None):
 
 
 def greedy(m, ids, n_new):
-    ids = list(ids)
-    out = []
-    for _ in range(n_new):
-        nxt = int(np.argmax(forward(m, ids)[-1]))
-        out.append(nxt)
-        ids.append(nxt)
-    return out
+    return R.greedy(m, ids, n_new, forward_fn=forward)

@@ -61,6 +61,26 @@ def generate(model, prompt, n):
     return run_json("generate", "-m", model, "-p", prompt, "-n", n, "--temp", 0, "--json")
 
 
+def calibrate_stories(model, out):
+    """`triattn calibrate` on 600 tokens of the committed calibration text; returns out."""
+    run("calibrate", "-m", model, "--input", os.path.join(HERE, "..", "data", "calibration_stories.txt"),
+        "--max-tokens", 600, "-o", out)
+    return out
+
+
+def check_triattention_bound(c, label, models, stats):
+    """40 greedy tokens under triattention (default mode; B 8, beta 4, W 4) from each of
+    `models` ({name: path}): it prunes, and no (layer, KV head) ever holds more than B + beta."""
+    for name, model in models.items():
+        g = run_json("generate", "-m", model, "-p", "the cat sat on the mat", "-n", 40, "--temp", 0,
+                     "--ignore-eos", "--kv-policy", "triattention", "--stats", stats, "--kv-budget", 8,
+                     "--divide-length", 4, "--window", 4, "--json")
+        st = g["stats"]
+        c.check(len(g["tokens"]) == 40 and st["prune_events"] > 0 and st["kv_peak_tokens"] <= 12,
+                "%s %s: triattention B 8 + beta 4: %d tokens, %d prune events, KV peak %d tokens/stream (<= 12)"
+                % (label, name, len(g["tokens"]), st["prune_events"], st["kv_peak_tokens"]))
+
+
 def logits(model, tokens, all_positions=False):
     """np.array [n_positions, vocab] (one row unless all_positions)."""
     args = ["logits", "-m", model, "--tokens", ",".join(str(int(t)) for t in tokens)]

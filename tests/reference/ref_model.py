@@ -236,12 +236,13 @@ def forward(model, token_ids, capture=None):
     return x @ model.lm_head.T
 
 
-def greedy(model, prompt_ids, n_new, stop_ids=()):
-    """Greedy continuation (full recompute per step: slow but obviously right). Returns new ids."""
+def greedy(model, prompt_ids, n_new, stop_ids=(), forward_fn=None):
+    """Greedy continuation (full recompute per step: slow but obviously right). Returns new ids.
+    forward_fn: another architecture's forward(model, ids) (default: this module's)."""
     ids = list(prompt_ids)
     out = []
     for _ in range(n_new):
-        nxt = int(np.argmax(forward(model, ids)[-1]))
+        nxt = int(np.argmax((forward_fn or forward)(model, ids)[-1]))
         out.append(nxt)
         ids.append(nxt)
         if nxt in stop_ids:

@@ -99,16 +99,7 @@ prompt_ids = gens["hf"]["prompt_token_ids"]
 c.same_ids(gens["hf"]["tokens"], M.greedy(ref, prompt_ids, len(gens["hf"]["tokens"])),
            "%s: greedy tokens engine vs reference" % PRESET)
 
-stats = os.path.join(work, PRESET + ".stats")
-C.run("calibrate", "-m", paths[("gguf", "f32")], "--input", os.path.join(HERE, "..", "data", "calibration_stories.txt"),
-      "--max-tokens", 600, "-o", stats)
-for fmt in ("gguf", "hf"):
-    g = C.run_json("generate", "-m", paths[(fmt, "f32")], "-p", "the cat sat on the mat", "-n", 40, "--temp", 0,
-                   "--ignore-eos", "--kv-policy", "triattention", "--stats", stats, "--kv-budget", 8,
-                   "--divide-length", 4, "--window", 4, "--json")
-    st = g["stats"]
-    c.check(len(g["tokens"]) == 40 and st["prune_events"] > 0 and st["kv_peak_tokens"] <= 12,
-            "%s %s: triattention B 8 + beta 4: %d tokens, %d prune events, KV peak %d tokens/stream (<= 12)"
-            % (PRESET, fmt, len(g["tokens"]), st["prune_events"], st["kv_peak_tokens"]))
+stats = C.calibrate_stories(paths[("gguf", "f32")], os.path.join(work, PRESET + ".stats"))
+C.check_triattention_bound(c, PRESET, {fmt: paths[(fmt, "f32")] for fmt in ("gguf", "hf")}, stats)
 
 c.finish()
