@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh [TARGET|all|list|replay] [SECONDS]: builds the libFuzzer targets (fuzz/,
-# clang-14, ASan + UBSan) and runs TARGET (default: all, one after another) for SECONDS each
-# (default 60) from its seed corpus (fuzz/seeds.sh: ../shared files, fuzz_make_seeds output,
+# clang-14, ASan + UBSan, in the build directory of the ASan suite: scripts/sanitize.sh
+# asan-configure) and runs TARGET (default: all, one after another) for SECONDS each
+# (default 60; with TRIATTN_FUZZ_RUNS, SECONDS given is a cap too) from its seed corpus (fuzz/seeds.sh: ../shared files, fuzz_make_seeds output,
 # hand-written inputs) with its dictionary. The corpus grows in $BUILD/corpus/TARGET across
 # runs. Every run appends "date target seconds executions result" to $BUILD/fuzz-runs.log.
 # A crash, leak or timeout leaves its input in $BUILD/artifacts/TARGET/ and fails the script:
@@ -9,14 +10,18 @@
 # and by `scripts/fuzz.sh replay`), fix the code, rerun.
 #   list     print the targets
 #   replay   run every target once over its regression inputs and seeds (no fuzzing)
-# Environment: TRIATTN_FUZZ_BUILD (build directory, default build-fuzz/),
-# TRIATTN_FUZZ_RUNS (stop after this many executions instead of SECONDS),
-# TRIATTN_JOBS (build parallelism), TRIATTN_FUZZ_ARGS (more libFuzzer flags).
+# Environment: TRIATTN_FUZZ_BUILD (build directory, default TRIATTN_ASAN_BUILD or build-asan/),
+# TRIATTN_FUZZ_RUNS (stop after this many executions instead of SECONDS; the issue's "1,000,000
+# executions or one hour" is TRIATTN_FUZZ_RUNS=1000000 scripts/fuzz.sh TARGET 3600),
+# TRIATTN_FUZZ_NO_BUILD=1 (run the targets already built, e.g. while another run of this
+# script uses the build directory), TRIATTN_JOBS (build parallelism), TRIATTN_FUZZ_ARGS (more
+# libFuzzer flags).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build="${TRIATTN_FUZZ_BUILD:-$root/build-fuzz}"
+build="${TRIATTN_FUZZ_BUILD:-${TRIATTN_ASAN_BUILD:-$root/build-asan}}"
 what="${1:-all}"
 secs="${2:-60}"
+secs_given=$(( $# >= 2 ))
 targets=(fuzz_gguf fuzz_gguf_model fuzz_gguf_vocab fuzz_safetensors fuzz_hf_checkpoint fuzz_llama2c
          fuzz_llama2c_vocab fuzz_stats_safetensors fuzz_stats_pt fuzz_pickle fuzz_zip fuzz_tokenizer_json
          fuzz_vocab_merges fuzz_tiktoken fuzz_tokenize fuzz_jinja fuzz_completion_request)
@@ -28,12 +33,13 @@ case "$what" in
      run=("$what") ;;
 esac
 
-"$root/scripts/setup.sh" --fuzz
-jobs="${TRIATTN_JOBS:-$(nproc)}"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DTRIATTN_FUZZ=ON -DTRIATTN_SANITIZE=address,undefined -DTRIATTN_BUILD_TESTS=OFF \
-  ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} >/dev/null
-cmake --build "$build" -j "$jobs" --target fuzz_make_seeds "${run[@]}" >/dev/null
+if [ "${TRIATTN_FUZZ_NO_BUILD:-0}" != 1 ]; then
+  "$root/scripts/sanitize.sh" asan-configure "$build"
+  jobs="${TRIATTN_JOBS:-$(nproc)}"
+  t0=$(date +%s)
+  cmake --build "$build" -j "$jobs" --target fuzz_make_seeds "${run[@]}" >/dev/null
+  echo "fuzz.sh: build took $(( $(date +%s) - t0 )) s"
+fi
 seeds="$build/seeds"
 [ -f "$seeds/tiny-llama.stats.safetensors" ] || "$build/fuzz/fuzz_make_seeds" "$seeds"
 
@@ -70,7 +76,10 @@ for t in "${run[@]}"; do
     continue
   fi
   limit=(-max_total_time="$secs")
-  [ -n "${TRIATTN_FUZZ_RUNS:-}" ] && limit=(-runs="$TRIATTN_FUZZ_RUNS")
+  if [ -n "${TRIATTN_FUZZ_RUNS:-}" ]; then
+    limit=(-runs="$TRIATTN_FUZZ_RUNS")
+    ((secs_given)) && limit+=(-max_total_time="$secs")
+  fi
   extra_dirs=()
   [ -d "$regress" ] && extra_dirs=("$regress")
   log="$art/run-$(date -u +%Y%m%dT%H%M%S).log"

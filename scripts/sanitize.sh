@@ -2,9 +2,13 @@
 # scripts/sanitize.sh [asan|tsan|all] [ctest args...]: the test suite under sanitizers, each in
 # its own build directory (docs/reliability.md).
 #   asan  the whole suite (every CTest test: GoogleTest, Python references, Node clients)
-#         built with -fsanitize=address,undefined into build-asan/; any report fails.
+#         built with -fsanitize=address,undefined into build-asan/; any report fails. The
+#         build is clang-14's and also holds the libFuzzer targets (fuzz/): scripts/fuzz.sh
+#         uses the same directory and configuration, so CI compiles the sanitized libraries
+#         once for both (configure_asan below).
 #   tsan  the thread pool, engine (batched/parallel forward, scheduler) and server tests built
-#         with -fsanitize=thread into build-tsan/, each binary run directly.
+#         with -fsanitize=thread (g++ 12) into build-tsan/, each binary run directly.
+#   asan-configure [DIR]  configures the asan build only (scripts/fuzz.sh calls it).
 # Each stage first proves that its sanitizer is live: tests/core/test_sanitizer_canary.cpp
 # holds a one-past-the-end read, a signed overflow and a data race that run only when
 # TRIATTN_SANITIZER_CANARY names them; the stage fails unless the sanitizer reports each.
@@ -22,7 +26,13 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:exitcode=99}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=99}"
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:exitcode=99:second_deadlock_stack=1}"
 
-stamp() { date +%s; }
+# timed LABEL CMD...: runs CMD and prints its wall and CPU time (docs/reliability.md, "CI time").
+timed() {
+  local label=$1
+  shift
+  local TIMEFORMAT="sanitize.sh: $label took %R s wall (%U s user, %S s system)"
+  time "$@"
+}
 # canary BINARY CASE PATTERN: the planted bug CASE must make BINARY fail with PATTERN.
 canary() {
   local bin=$1 case=$2 pattern=$3 out
@@ -38,47 +48,55 @@ canary() {
   echo "sanitize.sh: planted '$case' bug caught ($pattern)"
 }
 
+# The ASan + UBSan build, shared with the fuzz targets: clang-14 (libFuzzer), every target
+# with -fsanitize=address,undefined and libFuzzer's coverage instrumentation
+# (-fsanitize=fuzzer-no-link, which costs the tests some speed and saves CI a second
+# sanitized build of every library); the test suite and the fuzz targets.
+configure_asan() {
+  local build=$1
+  "$root/scripts/setup.sh" --test-clients --fuzz
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DTRIATTN_SANITIZE=address,undefined -DTRIATTN_FUZZ=ON -DTRIATTN_BUILD_TESTS=ON "${launcher[@]}" >/dev/null
+}
+
 run_asan() {
-  local build="${TRIATTN_ASAN_BUILD:-$root/build-asan}" t0
-  t0=$(stamp)
-  "$root/scripts/setup.sh" --test-clients
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTRIATTN_SANITIZE=address,undefined "${launcher[@]}" >/dev/null
-  cmake --build "$build" -j "$jobs"
-  echo "sanitize.sh: asan build took $(( $(stamp) - t0 )) s"
+  local build="${TRIATTN_ASAN_BUILD:-$root/build-asan}"
+  configure_asan "$build"
+  timed "asan build" cmake --build "$build" -j "$jobs"
   canary "$build/tests/test_sanitizer_canary" oob "AddressSanitizer: heap-buffer-overflow"
   canary "$build/tests/test_sanitizer_canary" overflow "runtime error: signed integer overflow"
-  t0=$(stamp)
-  (cd "$build" && ctest --output-on-failure -j "$jobs" "$@")
-  echo "sanitize.sh: asan tests took $(( $(stamp) - t0 )) s"
+  (cd "$build" && timed "asan tests" ctest --output-on-failure -j "$jobs" "$@")
 }
 
 tsan_tests=(test_thread_pool test_thread_pool_dynamic test_sanitizer_canary test_forward_batch
             test_scheduler test_scheduler_choices test_scheduler_reuse test_sequence_context test_logprobs
             test_kv_compression test_memory_bound test_server test_server_choices)
 run_tsan() {
-  local build="${TRIATTN_TSAN_BUILD:-$root/build-tsan}" t0 t failed=0
-  t0=$(stamp)
+  local build="${TRIATTN_TSAN_BUILD:-$root/build-tsan}" t t0 failed=0
   "$root/scripts/setup.sh"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTRIATTN_SANITIZE=thread "${launcher[@]}" >/dev/null
-  cmake --build "$build" -j "$jobs" --target triattn "${tsan_tests[@]}"
-  echo "sanitize.sh: tsan build took $(( $(stamp) - t0 )) s"
+  # The test binaries only: none of them runs the CLI, so its modules (cli, analyze, eval: a
+  # third of the sources) are not built here.
+  timed "tsan build" cmake --build "$build" -j "$jobs" --target "${tsan_tests[@]}"
   canary "$build/tests/test_sanitizer_canary" race "ThreadSanitizer: data race"
-  t0=$(stamp)
+  t0=$(date +%s)
   for t in "${tsan_tests[@]}"; do
+    local t1=$(date +%s)
     if (cd "$build" && "./tests/$t" --gtest_brief=1 >"$build/$t.tsan.log" 2>&1); then
-      echo "tsan $t: ok"
+      echo "tsan $t: ok ($(( $(date +%s) - t1 )) s)"
     else
-      echo "tsan $t: FAILED"; grep -a -A30 -m1 'WARNING: ThreadSanitizer\|FAILED\|Failure' "$build/$t.tsan.log" | head -60
+      echo "tsan $t: FAILED ($(( $(date +%s) - t1 )) s)"; grep -a -A30 -m1 'WARNING: ThreadSanitizer\|FAILED\|Failure' "$build/$t.tsan.log" | head -60
       failed=1
     fi
   done
-  echo "sanitize.sh: tsan tests took $(( $(stamp) - t0 )) s"
+  echo "sanitize.sh: tsan tests took $(( $(date +%s) - t0 )) s wall"
   return $failed
 }
 
 case "$what" in
   asan) run_asan "$@" ;;
+  asan-configure) configure_asan "${1:-${TRIATTN_ASAN_BUILD:-$root/build-asan}}" ;;
   tsan) run_tsan ;;
   all) run_asan "$@"; run_tsan ;;
-  *) echo "usage: scripts/sanitize.sh [asan|tsan|all] [ctest args...]" >&2; exit 2 ;;
+  *) echo "usage: scripts/sanitize.sh [asan|tsan|all] [ctest args...] | asan-configure [DIR]" >&2; exit 2 ;;
 esac

@@ -198,11 +198,16 @@ class Unpickler {
     t->items = std::move(items);
     return t;
   }
-  // `child` goes inside `parent`: refuse a container inside itself and nesting past the bound.
+  // `child` goes inside `parent`: refuse a container inside itself, a change to a container
+  // already inside another (see PyValue::nested: that is how a memo makes a cycle) and
+  // nesting past the bound.
   void nest(PyValue* parent, const PyRef& child) {
     if (child.get() == parent) bad("a container holds itself");
+    if (parent->nested)
+      bad("a ", parent->kind_name(), " changed after it was put inside another container (a reference cycle?)");
     parent->depth = std::max(parent->depth, child->depth + 1);
     if (parent->depth > kMaxPickleDepth) bad("values nested more than ", kMaxPickleDepth, " deep");
+    child->nested = true;
   }
   void tuple_n(size_t n) {
     std::vector<PyRef> items(n);

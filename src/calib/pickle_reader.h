@@ -37,6 +37,12 @@ struct PyValue {
   std::vector<std::pair<PyRef, PyRef>> entries;  // Dict, insertion order
   PyTensorRef tensor;                           // Storage (key/type/numel), Tensor
   int depth = 0;  // containers nested below this one (bounded: see kMaxPickleDepth)
+  // Set once the value is put inside a container; a container is frozen from then on (the
+  // reader refuses to add to it). pickle's writers finish a container before they nest it,
+  // so only a crafted stream trips this; it is what keeps the values a tree-like DAG: no
+  // reference cycle (a in b and b in a, through the memo), which shared_ptrs would leak, and
+  // no depth that grows under a parent after the parent's was taken.
+  bool nested = false;
 
   // Dict lookup by string key; nullptr when absent.
   const PyValue* get(const std::string& key) const;

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "formats/gguf.h"
+#include "formats/model_limits.h"
 #include "model/arch.h"
 #include "model/loaders.h"
 #include "model/tensor_census.h"
@@ -122,7 +123,9 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
     const GgufTensorInfo* t = gguf->find_tensor(name);
     if (!t) return TensorView{};
     census.mark_used(name);
-    return t->view();
+    TensorView v = t->view();
+    require_finite(v, path, name);  // a NaN/Inf weight is named here, not as NaN logits later
+    return v;
   };
   auto required = [&](const std::string& name) -> TensorView {
     TensorView t = tensor(name);

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "formats/json_fields.h"
+#include "formats/model_limits.h"
 #include "formats/safetensors.h"
 #include "model/arch.h"
 #include "model/loaders.h"
@@ -156,7 +157,9 @@ void load_hf_model(ModelBuilder& m, const std::string& dir) {
     const SafetensorsTensor* t = ckpt->find(name);
     if (!t) return TensorView{};
     census.mark_used(t->name);  // a tied alias marks the tensor it resolves to
-    return t->view();
+    TensorView v = t->view();
+    require_finite(v, source, t->name);  // a NaN/Inf weight is named here, not as NaN logits later
+    return v;
   };
   auto required = [&](const std::string& name) -> TensorView {
     TensorView t = tensor(name);

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "formats/llama2c.h"
+#include "formats/model_limits.h"
 #include "model/loaders.h"
 #include "model/weight_prep.h"
 #include "tokenizer/tokenizer.h"
@@ -82,6 +83,18 @@ void load_llama2c_model(ModelBuilder& m, const std::string& path) {
     L.w_gate = weight_f32(m, s.w1);
     L.w_up = weight_f32(m, s.w3);
     L.w_down = weight_f32(m, s.w2);
+  }
+  // A NaN/Inf weight (or int8 group scale, seen in the dequantized copy) is named here, in
+  // llama2.c's names, not as NaN logits later.
+  require_finite(w.tok_embd, path, "token_embedding_table");
+  if (!h.shared_classifier) require_finite(w.output, path, "wcls");
+  require_finite(w.output_norm, path, "rms_final_weight");
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& L = w.layers[l];
+    const std::pair<const TensorView*, const char*> named[] = {
+        {&L.attn_norm, "rms_att_weight"}, {&L.wq, "wq"}, {&L.wk, "wk"}, {&L.wv, "wv"}, {&L.wo, "wo"},
+        {&L.ffn_norm, "rms_ffn_weight"}, {&L.w_gate, "w1"}, {&L.w_down, "w2"}, {&L.w_up, "w3"}};
+    for (const auto& [t, name] : named) require_finite(*t, path, std::string(name) + " of layer " + std::to_string(l));
   }
   m.set_tokenizer(load_tokenizer_llama2c(find_llama2c_tokenizer(path, c.vocab_size)));
 }

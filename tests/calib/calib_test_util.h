@@ -12,16 +12,23 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "calib/pickle_reader.h"
 #include "calib/zip_reader.h"
 #include "formats/safetensors.h"
 #include "kv/policy.h"
 #include "model/config.h"
 
 namespace calib_test {
+
+// A pickle stream held in a string, as the pickle tests write them.
+inline triattn::PyRef load_pickle(const std::string& bytes) {
+  return triattn::unpickle(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "test.pkl");
+}
 
 inline std::string temp_path(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / ("triattn_calib_" + std::to_string(::getpid()));
