@@ -11,12 +11,13 @@ namespace triattn::cli {
 
 int cmd_make_model(const std::vector<std::string>& args) {
   CLI::App app{"Write a random-weight model (GGUF or Hugging Face directory)", "triattn make-model"};
-  std::string preset, format = "gguf", type, out;
+  std::string preset, format = "gguf", type, expert_type, out;
   MakerOptions opt;
   int layers = 0, ctx = 0, vocab = 0, experts = 0, experts_used = 0, expert_ff = 0;
   app.add_option("--preset", preset,
                  "shape: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, gemma-2-2b, gemma-3-4b, "
-                 "qwen3-30b-a3b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3, tiny-qwen3moe")
+                 "qwen3-30b-a3b, gpt-oss-20b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3, "
+                 "tiny-qwen3moe, tiny-gptoss")
       ->required();
   app.add_option("--format", format, "gguf or hf")->capture_default_str();
   // The default depends on the format (an HF checkpoint cannot hold q8_0), so it is chosen
@@ -25,6 +26,9 @@ int cmd_make_model(const std::vector<std::string>& args) {
                  "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, or q4_k_m (llama.cpp's Q4_K/Q6_K mix); "
                  "hf: f32, f16 or bf16 [default: " + maker_default_type("gguf") + " for gguf, " +
                      maker_default_type("hf") + " for hf]");
+  app.add_option("--expert-type", expert_type,
+                 "MoE expert matrices' type (default: --type): gguf any weight type, e.g. mxfp4 (gpt-oss's); "
+                 "hf f32, f16, bf16, or mxfp4 for gpt-oss (*_blocks/*_scales as the released checkpoints)");
   app.add_option("-o,--output", out, "output .gguf file or HF directory")->required();
   app.add_option("--seed", opt.seed, "weight seed (same seed = same model in both formats)")->capture_default_str();
   app.add_option("--layers", layers, "override the preset's layer count");
@@ -46,6 +50,11 @@ int cmd_make_model(const std::vector<std::string>& args) {
   auto t = opt.q4_k_m ? std::optional<DType>(DType::Q4_K) : dtype_from_name(type);
   if (!t) fail("--type '", type, "' is not a weight type");
   opt.weight_type = *t;
+  if (!expert_type.empty()) {
+    opt.expert_type = dtype_from_name(expert_type);
+    if (!opt.expert_type) fail("--expert-type '", expert_type, "' is not a weight type");
+    if (!cfg.has_moe_layers()) fail("--expert-type applies to mixture-of-experts presets; '", preset, "' has none");
+  }
   if (opt.q4_k_m && format != "gguf") fail("--type q4_k_m is a GGUF mix; HF checkpoints are f32, f16 or bf16");
   if (format == "gguf") {
     write_random_gguf(cfg, opt, out);

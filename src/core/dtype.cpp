@@ -19,7 +19,8 @@ struct Info {
   int group_rows;   // rows interleaved together (1: rows stored one after another)
 };
 constexpr uint32_t kNoGgml = 0xFFFFFFFFu;
-// GGML ids: F32=0 F16=1 Q4_0=2 Q8_0=8 Q4_K=12 Q5_K=13 Q6_K=14 I32=26 BF16=30.
+// GGML ids: F32=0 F16=1 Q4_0=2 Q8_0=8 Q4_K=12 Q5_K=13 Q6_K=14 I32=26 BF16=30 MXFP4=39.
+// U8 has no GGML id (ggml has signed I8 only); it is a safetensors type here.
 // Q8_0x4: per row the same bytes as Q8_0 (a 4-row group of blocks is 4 x 34 bytes).
 constexpr Info kInfo[] = {
     {DType::F32, "f32", 1, 4, 0, DType::F32, 1},
@@ -31,6 +32,8 @@ constexpr Info kInfo[] = {
     {DType::Q5_K, "q5_k", 256, 176, 13, DType::Q5_K, 1},
     {DType::Q6_K, "q6_k", 256, 210, 14, DType::Q6_K, 1},
     {DType::I32, "i32", 1, 4, 26, DType::I32, 1},
+    {DType::MXFP4, "mxfp4", 32, 17, 39, DType::MXFP4, 1},
+    {DType::U8, "u8", 1, 1, kNoGgml, DType::U8, 1},
     {DType::Q8_0x4, "q8_0x4", 32, 34, kNoGgml, DType::Q8_0, 4},
 };
 const Info& info(DType t) { return kInfo[static_cast<int>(t)]; }
@@ -60,12 +63,13 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 
 std::optional<DType> dtype_from_ggml(uint32_t ggml_type) {
   for (const Info& i : kInfo)
-    if (i.ggml == ggml_type && !internal(i)) return i.type;
+    if (i.ggml == ggml_type && i.ggml != kNoGgml && !internal(i)) return i.type;
   return std::nullopt;
 }
 
 uint32_t dtype_to_ggml(DType t) {
   if (internal(info(t))) fail("internal layout ", info(t).name, " has no GGML type id");
+  if (info(t).ggml == kNoGgml) fail("type ", info(t).name, " has no GGML type id");
   return info(t).ggml;
 }
 

@@ -74,7 +74,7 @@ class SafetensorsReader {
       t.name = name;
       const std::string dtype = e["dtype"].get<std::string>();
       const auto dt = safetensors_dtype(dtype);
-      if (!dt) fail(path, ": ", where, " has unsupported dtype ", dtype, " (supported: F32, F16, BF16, I32)");
+      if (!dt) fail(path, ": ", where, " has unsupported dtype ", dtype, " (supported: F32, F16, BF16, I32, U8)");
       t.type = *dt;
       uint64_t numel = 1;
       for (const auto& d : e["shape"]) {

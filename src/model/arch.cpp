@@ -71,6 +71,58 @@ std::vector<ArchTensor> gemma_tensors() {
   };
 }
 
+// gpt-oss: the llama block with biases on q, k, v and o, per-head attention sinks, and a MoE
+// FFN in every layer whose router and experts have biases. llama.cpp calls the FFN's input
+// norm post_attention_norm; HF fuses each layer's experts (ArchTraits::hf_fused_experts), so
+// gate and up share one HF name and loader_hf_experts.cpp splits them.
+std::vector<ArchTensor> gpt_oss_tensors() {
+  const char* gate_up = "model.layers.{}.mlp.experts.gate_up_proj";
+  const char* gate_up_bias = "model.layers.{}.mlp.experts.gate_up_proj_bias";
+  return {
+      {R::TokEmbd, "token_embd.weight", "model.embed_tokens.weight"},
+      {R::AttnNorm, "blk.{}.attn_norm.weight", "model.layers.{}.input_layernorm.weight"},
+      {R::Wq, "blk.{}.attn_q.weight", "model.layers.{}.self_attn.q_proj.weight"},
+      {R::Wk, "blk.{}.attn_k.weight", "model.layers.{}.self_attn.k_proj.weight"},
+      {R::Wv, "blk.{}.attn_v.weight", "model.layers.{}.self_attn.v_proj.weight"},
+      {R::Bq, "blk.{}.attn_q.bias", "model.layers.{}.self_attn.q_proj.bias", N::IfQkvBias},
+      {R::Bk, "blk.{}.attn_k.bias", "model.layers.{}.self_attn.k_proj.bias", N::IfQkvBias},
+      {R::Bv, "blk.{}.attn_v.bias", "model.layers.{}.self_attn.v_proj.bias", N::IfQkvBias},
+      {R::Wo, "blk.{}.attn_output.weight", "model.layers.{}.self_attn.o_proj.weight"},
+      {R::Bo, "blk.{}.attn_output.bias", "model.layers.{}.self_attn.o_proj.bias", N::IfOutBias},
+      {R::Sinks, "blk.{}.attn_sinks.weight", "model.layers.{}.self_attn.sinks", N::IfSinks},
+      {R::FfnNorm, "blk.{}.post_attention_norm.weight", "model.layers.{}.post_attention_layernorm.weight"},
+      {R::Router, "blk.{}.ffn_gate_inp.weight", "model.layers.{}.mlp.router.weight", N::IfMoeFfn},
+      {R::RouterBias, "blk.{}.ffn_gate_inp.bias", "model.layers.{}.mlp.router.bias", N::IfMoeBias},
+      {R::GateExps, "blk.{}.ffn_gate_exps.weight", gate_up, N::IfMoeFfn},
+      {R::GateExpsBias, "blk.{}.ffn_gate_exps.bias", gate_up_bias, N::IfMoeBias},
+      {R::UpExps, "blk.{}.ffn_up_exps.weight", gate_up, N::IfMoeFfn},
+      {R::UpExpsBias, "blk.{}.ffn_up_exps.bias", gate_up_bias, N::IfMoeBias},
+      {R::DownExps, "blk.{}.ffn_down_exps.weight", "model.layers.{}.mlp.experts.down_proj", N::IfMoeFfn},
+      {R::DownExpsBias, "blk.{}.ffn_down_exps.bias", "model.layers.{}.mlp.experts.down_proj_bias", N::IfMoeBias},
+      {R::OutputNorm, "output_norm.weight", "model.norm.weight"},
+      {R::Output, "output.weight", "lm_head.weight", N::IfUntied},
+  };
+}
+
+ArchTraits gpt_oss_traits() {
+  ArchTraits t;
+  t.qkv_bias = true;
+  t.activation = Activation::SwigluOai;
+  // Layers alternate sliding (even) and full (odd), as transformers' default layer_types
+  // and llama.cpp's swa pattern 2 say.
+  t.sliding_period = 2;
+  t.full_index = 1;
+  // Top-k of the router logits, then a softmax over the k: the same weights as a softmax over
+  // every expert renormalised over the k chosen (route() in model/moe.cpp).
+  t.gguf_expert_weights_norm = true;
+  t.moe_bias = true;
+  t.attn_out_bias = true;
+  t.attn_sinks = true;
+  t.yarn_truncate = false;  // gpt-oss's config.json: rope_scaling.truncate false
+  t.hf_fused_experts = true;
+  return t;
+}
+
 ArchTraits gemma_traits(bool qk_norm, int period, float theta_local) {
   ArchTraits t;
   t.qk_norm = qk_norm;
@@ -95,6 +147,7 @@ const std::vector<ArchInfo>& table() {
     a.push_back({"qwen3moe", {"qwen3_moe"}, "Qwen3MoeForCausalLM", {.qk_norm = true, .gguf_expert_weights_norm = true},
                  moe_tensors()});
     // Gemma 2: every other layer (0, 2, ...) sliding; soft-capping values come from the file.
+    a.push_back({"gpt-oss", {"gpt_oss"}, "GptOssForCausalLM", gpt_oss_traits(), gpt_oss_tensors()});
     a.push_back({"gemma2", {"gemma2"}, "Gemma2ForCausalLM", gemma_traits(false, 2, 0), gemma_tensors()});
     // Gemma 3 (text): five sliding layers then one full; local RoPE base 10000.
     a.push_back({"gemma3", {"gemma3_text"}, "Gemma3ForCausalLM", gemma_traits(true, 6, 10000.0f), gemma_tensors()});
@@ -154,6 +207,8 @@ bool role_is_per_layer(TensorRole r) { return r != R::TokEmbd && r != R::OutputN
 
 bool role_is_expert(TensorRole r) { return r == R::GateExps || r == R::UpExps || r == R::DownExps; }
 
+bool role_is_expert_bias(TensorRole r) { return r == R::GateExpsBias || r == R::UpExpsBias || r == R::DownExpsBias; }
+
 bool role_is_norm(TensorRole r) {
   switch (r) {
     case R::OutputNorm: case R::AttnNorm: case R::QNorm: case R::KNorm: case R::PostAttnNorm:
@@ -163,10 +218,13 @@ bool role_is_norm(TensorRole r) {
   }
 }
 
-bool role_is_vector(TensorRole r) { return role_is_norm(r) || r == R::Bq || r == R::Bk || r == R::Bv; }
+bool role_is_vector(TensorRole r) {
+  return role_is_norm(r) || r == R::Bq || r == R::Bk || r == R::Bv || r == R::Bo || r == R::Sinks ||
+         r == R::RouterBias || role_is_expert_bias(r);
+}
 
 bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer) {
-  if ((t.need == N::IfDenseFfn || t.need == N::IfMoeFfn) && (layer < 0 || layer >= c.n_layers))
+  if ((t.need == N::IfDenseFfn || t.need == N::IfMoeFfn || t.need == N::IfMoeBias) && (layer < 0 || layer >= c.n_layers))
     fail("internal: whether tensor '", t.gguf, "' is needed depends on its layer, and layer ", layer, " was given");
   switch (t.need) {
     case N::Always: return true;
@@ -175,6 +233,9 @@ bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer) {
     case N::IfUntied: return !c.tied_embeddings;
     case N::IfDenseFfn: return !c.is_moe(layer);
     case N::IfMoeFfn: return c.is_moe(layer);
+    case N::IfMoeBias: return c.moe_bias && c.is_moe(layer);
+    case N::IfOutBias: return c.attn_out_bias;
+    case N::IfSinks: return c.attn_sinks;
   }
   return true;
 }
@@ -197,6 +258,11 @@ std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c) {
     case R::Router: return {X, E};
     case R::GateExps: case R::UpExps: return {X, XF, E};
     case R::DownExps: return {X, E, XF};
+    case R::Bo: return {E};
+    case R::Sinks: return {c.n_heads};
+    case R::RouterBias: return {X};
+    case R::GateExpsBias: case R::UpExpsBias: return {X, XF};
+    case R::DownExpsBias: return {X, E};
   }
   return {};
 }
@@ -209,6 +275,9 @@ void apply_arch_traits(const ArchInfo& a, ModelConfig& c) {
   c.post_norms = t.post_norms;
   c.embed_scale = t.embed_scale;
   c.activation = t.activation;
+  c.moe_bias = t.moe_bias;
+  c.attn_out_bias = t.attn_out_bias;
+  c.attn_sinks = t.attn_sinks;
   if (c.rope_theta_local == 0 && c.sliding_window > 0) c.rope_theta_local = t.default_rope_theta_local;
   if (c.layers.empty() && t.sliding_period > 0 && c.sliding_window > 0 && c.n_layers > 0) {
     c.layers.resize(static_cast<size_t>(c.n_layers));

@@ -21,6 +21,8 @@ enum class TensorRole {
   FfnNorm, Gate, Up, Down,
   Router, GateExps, UpExps, DownExps,             // mixture of experts (Qwen3-MoE)
   PostFfnNorm,                                    // Gemma: norm of the FFN output
+  Bo, Sinks,                                      // gpt-oss: attention output bias, per-head sink logits
+  RouterBias, GateExpsBias, UpExpsBias, DownExpsBias,  // gpt-oss: [n_expert] and [n_expert, n] biases
 };
 
 // When an architecture's tensor is present.
@@ -31,6 +33,9 @@ enum class TensorNeed {
   IfUntied,   // !cfg.tied_embeddings (the output matrix)
   IfDenseFfn, // the layer's FFN is dense (LayerConfig::ffn)
   IfMoeFfn,   // the layer's FFN is a mixture of experts
+  IfMoeBias,  // a MoE layer of a model with router and expert biases (cfg.moe_bias)
+  IfOutBias,  // cfg.attn_out_bias
+  IfSinks,    // cfg.attn_sinks
 };
 
 struct ArchTensor {
@@ -65,6 +70,16 @@ struct ArchTraits {
   // <arch>.expert_weights_norm key (llama.cpp's graph fixes it per architecture; config.json
   // says it in norm_topk_prob, whose transformers default is false).
   bool gguf_expert_weights_norm = false;
+  // gpt-oss: biases on o, the router and the experts; attention sinks; sliding window always
+  // (the window comes from the file); the YaRN ramp's truncate default.
+  bool moe_bias = false;
+  bool attn_out_bias = false;
+  bool attn_sinks = false;
+  bool yarn_truncate = true;
+  // The HF checkpoint fuses each layer's experts into gate_up_proj [n_expert, n_embd, 2 n_ff]
+  // (gate and up interleaved on the last axis) and down_proj [n_expert, n_ff, n_embd], input
+  // major, or into MXFP4 *_blocks/*_scales (model/loader_hf_experts.h).
+  bool hf_fused_experts = false;
 };
 
 struct ArchInfo {
@@ -92,7 +107,8 @@ enum class TensorFormat { Gguf, Hf };
 std::string tensor_name(const ArchTensor& t, TensorFormat f, int layer = -1, int expert = -1);
 bool role_is_per_layer(TensorRole r);
 bool role_is_expert(TensorRole r);   // GateExps, UpExps, DownExps: 3-D, one matrix per expert
-bool role_is_vector(TensorRole r);   // norms and biases (f32 at run time)
+bool role_is_expert_bias(TensorRole r);  // GateExpsBias, UpExpsBias, DownExpsBias: [n_expert, n]
+bool role_is_vector(TensorRole r);   // norms, biases and sinks (f32 at run time; expert biases 2-D)
 bool role_is_norm(TensorRole r);
 // Whether the model `c` has tensor `t` (in layer `layer`, for per-layer tensors).
 bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer = -1);

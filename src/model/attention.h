@@ -25,6 +25,11 @@ struct AttentionStream {
   int32_t window = 0;
   // Gemma 2: each score s becomes softcap * tanh(s / softcap) before the softmax; 0 = none.
   float softcap = 0;
+  // gpt-oss: null, or one sink logit per query of the attend() call (its head's): query j's
+  // softmax runs over [scores, sinks[j]] and the sink's column is dropped, so the denominator
+  // gains exp(sinks[j]) and the weights sum to less than 1. The kernels start the online
+  // softmax from the sink (running max sinks[j], running sum 1) instead of an empty state.
+  const float* sinks = nullptr;
 };
 
 // For each query j < n_q:

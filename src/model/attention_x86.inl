@@ -207,8 +207,8 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
   thread_local std::vector<float*> sc_rows;
   sc_rows.resize(static_cast<size_t>(n_q));
   for (int j = 0; j < n_q; ++j) {
-    m[j] = kNegInf;
-    l[j] = 0;
+    m[j] = s.sinks ? s.sinks[j] : kNegInf;  // a sink: a key of value 0 seen first (attention.h)
+    l[j] = s.sinks ? 1.0f : 0.0f;
     sc_rows[j] = scores + j * kBlock;
     std::memset(out[j], 0, sizeof(float) * static_cast<size_t>(d));
   }

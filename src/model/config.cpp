@@ -19,8 +19,13 @@ void apply_yarn(std::vector<double>& freq, const ModelConfig& c, const RopeScali
   auto correction_dim = [&](double rotations) {
     return d * std::log(max_pos / (rotations * 2 * std::numbers::pi)) / (2 * std::log(base));
   };
-  double low = std::max(0.0, std::floor(correction_dim(s.beta_fast)));
-  double high = std::min(d - 1, std::ceil(correction_dim(s.beta_slow)));
+  double low = correction_dim(s.beta_fast), high = correction_dim(s.beta_slow);
+  if (s.truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(0.0, low);
+  high = std::min(d - 1, high);
   if (low == high) high += 0.001;
   for (size_t f = 0; f < freq.size(); ++f) {
     const double ramp = std::clamp((static_cast<double>(f) - low) / (high - low), 0.0, 1.0);
@@ -148,6 +153,8 @@ void ModelConfig::validate(const std::string& where) const {
     fail(where, ": sliding-window rope theta must be a positive number, got ", rope_theta_local);
   for (float v : {query_scale, attn_softcap, final_softcap})
     if (!(v >= 0) || !std::isfinite(v)) fail(where, ": query scale and soft-caps must be positive numbers, got ", v);
+  if (activation == Activation::SwigluOai && (!(swiglu_limit > 0) || !std::isfinite(swiglu_limit)))
+    fail(where, ": swiglu_limit must be a positive number, got ", swiglu_limit);
   if (has_moe_layers()) {
     in_range("n_expert", n_expert, ModelLimits::n_expert);
     in_range("n_expert_used", n_expert_used, n_expert);
@@ -178,6 +185,7 @@ std::string ModelConfig::describe() const {
     os << ", " << n << " MoE layers (" << n_expert << " experts, " << n_expert_used << " used, ffn " << n_ff_expert
        << (expert_weights_norm ? ", weights renormalised" : "") << ")";
   }
+  if (attn_sinks) os << ", attention sinks";
   if (attn_softcap > 0) os << ", attention soft-cap " << attn_softcap;
   if (final_softcap > 0) os << ", logit soft-cap " << final_softcap;
   return os.str();

@@ -9,7 +9,9 @@
 namespace triattn {
 
 enum class RopeScalingType { None, Linear, Llama3, Yarn };
-enum class Activation { Silu, GeluTanh };  // FFN gate: SwiGLU or GeGLU (tanh approximation)
+// FFN gate: SwiGLU, GeGLU (tanh approximation), or gpt-oss's clamped SwiGLU (ModelConfig::swiglu_limit:
+// g = min(gate, limit), u = clamp(up, -limit, limit), out = (u + 1) * g * sigmoid(1.702 g)).
+enum class Activation { Silu, GeluTanh, SwigluOai };
 enum class AttentionKind { Full, Sliding };
 enum class FfnKind { Dense, Moe };  // SwiGLU/GeGLU MLP, or a mixture of experts (model/moe.h)
 
@@ -22,6 +24,9 @@ struct RopeScaling {
   float beta_fast = 32.0f;        // yarn
   float beta_slow = 1.0f;         // yarn
   float attn_factor = 0.0f;       // yarn: mscale override; 0 = derive 0.1*ln(factor)+1
+  // yarn: whether the ramp's correction dims are rounded out to whole bands (transformers'
+  // `truncate`, default true; gpt-oss's config says false).
+  bool truncate = true;
 };
 
 // The largest value accepted for each dimension. Far above any real model (the largest have
@@ -90,6 +95,13 @@ struct ModelConfig {
   int n_expert_used = 0;
   int n_ff_expert = 0;
   bool expert_weights_norm = false;
+  // gpt-oss: a bias on the router and on every expert's gate, up and down projections, a
+  // bias on the attention output, and per-head sink logits in the attention softmax (each
+  // query head's softmax runs over [scores, sink] and drops the sink's column).
+  bool moe_bias = false;
+  bool attn_out_bias = false;
+  bool attn_sinks = false;
+  float swiglu_limit = 7.0f;  // Activation::SwigluOai
   // One entry per layer (n_layers); empty means every layer full attention, dense FFN.
   std::vector<LayerConfig> layers;
   // Per-band divisors of ω_f stored by some GGUFs (llama.cpp's rope_freqs.weight, used for

@@ -143,29 +143,33 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
     // Attention. One call per (sequence, KV head, run of consecutive tokens): the query
     // heads of the KV head's group for those tokens all read the stream together, so its
     // keys and values come from memory once per call instead of once per query head.
-    auto stream = [&](int64_t t, int kvh) {
+    auto stream = [&](int64_t t, int kvh, const float* query_sinks) {
       const KvCache& cache = *items[owner[t]].cache;
       return AttentionStream{cache.shape().type, cache.keys(l, kvh), cache.values(l, kvh),
                              cache.positions(l, kvh), cache.size(l, kvh), static_cast<int>(d),
-                             sliding ? lc.window : 0, c.attn_softcap};
+                             sliding ? lc.window : 0, c.attn_softcap, query_sinks};
     };
     // Runs the group of KV head kvh for tokens [t0, t1) of one sequence.
+    const auto* sinks = static_cast<const float*>(L.sinks.data);  // gpt-oss: per query head
     auto attend_run = [&](int64_t t0, int64_t t1, int kvh, float* weights) {
       thread_local std::vector<const float*> qs;
       thread_local std::vector<float*> outs;
       thread_local std::vector<int32_t> qpos;
+      thread_local std::vector<float> qsink;
       qs.clear();
       outs.clear();
       qpos.clear();
+      qsink.clear();
       for (int64_t t = t0; t < t1; ++t)
         for (int g = 0; g < group; ++g) {
           const int64_t h = static_cast<int64_t>(kvh) * group + g;
           qs.push_back(&q_[t * Q + h * d]);
           outs.push_back(&att_[t * Q + h * d]);
           qpos.push_back(pos[t]);
+          if (sinks) qsink.push_back(sinks[h]);
         }
-      attend(qs.data(), qpos.data(), static_cast<int>(qs.size()), stream(t0, kvh), scale,
-             outs.data(), weights);
+      attend(qs.data(), qpos.data(), static_cast<int>(qs.size()), stream(t0, kvh, sinks ? qsink.data() : nullptr),
+             scale, outs.data(), weights);
     };
     struct Run {
       int64_t t0, t1;
@@ -216,6 +220,7 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
         }
 
     ops::matmul(L.wo, att_.data(), T, tmp_.data(), pool_);
+    add_bias(tmp_.data(), L.bo, T, E);
     post_norm(tmp_.data(), L.post_attn_norm, T, E, c.rms_eps);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
 
@@ -226,10 +231,7 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
     } else {
       const ops::MatmulTarget gate_up[] = {{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}};
       ops::matmul_group(gate_up, xn_.data(), T, pool_);
-      if (c.activation == Activation::GeluTanh)
-        ops::geglu(gate_.data(), up_.data(), gate_.data(), T * F);
-      else
-        ops::swiglu(gate_.data(), up_.data(), gate_.data(), T * F);
+      ffn_activation(c, gate_.data(), up_.data(), T * F);
       ops::matmul(L.w_down, gate_.data(), T, tmp_.data(), pool_);
     }
     post_norm(tmp_.data(), L.post_ffn_norm, T, E, c.rms_eps);

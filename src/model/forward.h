@@ -1,5 +1,5 @@
 #pragma once
-// The one generic decoder forward pass (llama / qwen2 / qwen3 / qwen3moe / gemma as data in ModelConfig).
+// The one generic decoder forward pass (llama / qwen2 / qwen3 / qwen3moe / gpt-oss / gemma as data in ModelConfig).
 // A call takes a batch of items from independent sequences, each with its own KV cache;
 // item tokens continue that cache at positions cache.n_processed() + i. Work for all items
 // is batched through the weight matrices (prefill is matrix-matrix).

@@ -103,6 +103,10 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   rs.beta_fast = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.yarn_beta_fast").value_or(32.0));
   rs.beta_slow = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.yarn_beta_slow").value_or(1.0));
   rs.attn_factor = static_cast<float>(gguf->get_float_opt(k + "rope.scaling.attn_factor").value_or(0.0));
+  // GGUF has no key for transformers' `truncate`: the architecture's published config decides
+  // (gpt-oss: false; llama.cpp rounds the ramp's ends for every model, so its gpt-oss logits
+  // differ from transformers' by that).
+  rs.truncate = traits->yarn_truncate;
   // Sliding-window layers (Gemma): the window, the local RoPE base, soft-caps, query scale.
   if (gguf->has(k + "attention.sliding_window"))
     c.sliding_window = dim(k + "attention.sliding_window", Lim::context_length);

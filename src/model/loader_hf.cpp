@@ -50,12 +50,23 @@ void parse_rope_scaling(const JsonFields& cfg, RopeScaling& rs) {
   rs.beta_fast = r->positive_float_or("beta_fast", 32.0f);
   rs.beta_slow = r->positive_float_or("beta_slow", 1.0f);
   rs.attn_factor = r->positive_float_or("attention_factor", 0.0f);
+  rs.truncate = r->bool_or("truncate", true);  // transformers' default
 }
 
 // Mixture of experts (Qwen3-MoE's config.json): num_experts of moe_intermediate_size, the best
 // num_experts_per_tok per token, renormalised when norm_topk_prob; layer l is a MoE layer when
 // it is not in mlp_only_layers and (l + 1) % decoder_sparse_step == 0 (transformers' rule).
 void read_experts(const JsonFields& cfg, const json& raw, ModelConfig& c) {
+  if (cfg.has("num_local_experts")) {
+    // gpt-oss: every layer MoE, experts of intermediate_size, clamped SwiGLU at swiglu_limit.
+    c.n_expert = static_cast<int>(cfg.positive_int("num_local_experts", ModelLimits::n_expert));
+    c.n_expert_used = static_cast<int>(cfg.positive_int("num_experts_per_tok", c.n_expert));
+    c.n_ff_expert = c.n_ff;
+    c.expert_weights_norm = true;  // softmax over the top-k logits (model/arch.cpp gpt_oss_traits)
+    c.swiglu_limit = cfg.positive_float_or("swiglu_limit", 7.0f);
+    c.set_ffn_kinds(1, {});
+    return;
+  }
   if (!cfg.has("num_experts")) return;
   if (const json& n = raw.at("num_experts"); n.is_number_integer() && n.get<int64_t>() == 0) return;  // dense (transformers)
   c.n_expert = static_cast<int>(cfg.positive_int("num_experts", ModelLimits::n_expert));
@@ -131,7 +142,7 @@ const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::
   // transformers applies rope_scaling to the global (full) layers only: where sliding layers
   // have their own base (Gemma 3), rope_scaling_local stays none.
   const std::string act = cfg.text_or("hidden_act", cfg.text_or("hidden_activation", ""));
-  const char* want = c.activation == Activation::Silu ? "silu" : "gelu_pytorch_tanh";
+  const char* want = c.activation == Activation::GeluTanh ? "gelu_pytorch_tanh" : "silu";
   if (!act.empty() && act != want)
     fail(cfg.file(), ": hidden_act '", act, "' is not supported for ", c.arch, " (", want, ")");
   c.validate(cfg.file());
@@ -182,7 +193,7 @@ void load_hf_model(ModelBuilder& m, const std::string& dir) {
       fail(source, ": tensor 'lm_head.weight' is missing and embeddings are not tied (tie_word_embeddings in ",
            cfg_path, ")");
   }
-  fill_arch_weights(m, info, TensorFormat::Hf, required);
+  fill_arch_weights(m, info, TensorFormat::Hf, required, tensor);
   if (auto unused = census.unused_report(source)) m.warn(*unused);
   m.set_tokenizer(load_tokenizer_hf_dir(dir));
 }

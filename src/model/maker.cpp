@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -17,7 +18,9 @@
 #include "formats/gguf.h"
 #include "formats/safetensors.h"
 #include "model/arch.h"
+#include "ops/mxfp4_layout.h"
 #include "ops/ops.h"
+#include "ops/quant_blocks.h"
 
 namespace triattn {
 
@@ -67,13 +70,18 @@ struct TensorSpec {
   // Experts: the HF name of each expert's [out, in] matrix; the GGUF tensor stacks them.
   std::vector<std::string> hf_experts;
   bool gguf_f32 = false;  // kept f32 in GGUF whatever the weight type (llama.cpp's router)
+  // The name the values are drawn from when it is not `hf`: fused HF tensors (gpt-oss's
+  // gate_up_proj) hold several roles under one name, so their values are keyed by the GGUF name.
+  std::string seed;
+  TensorRole role = TensorRole::TokEmbd;
 };
 
 // The tensors an HF file holds for `t`: t itself, or each expert's [out, in] matrix of a stack.
 std::vector<TensorSpec> hf_tensors(const TensorSpec& t) {
   if (t.hf_experts.empty()) return {t};
   std::vector<TensorSpec> parts;
-  for (const std::string& name : t.hf_experts) parts.push_back(TensorSpec{name, t.gguf, {t.shape[1], t.shape[2]}, t.kind, 0, {}, false});
+  for (const std::string& name : t.hf_experts)
+    parts.push_back(TensorSpec{name, t.gguf, {t.shape[1], t.shape[2]}, t.kind, 0, {}, false, {}, t.role});
   return parts;
 }
 
@@ -82,7 +90,7 @@ std::vector<TensorSpec> hf_tensors(const TensorSpec& t) {
 // so every format stores the same values.
 void hf_row(uint64_t seed, const TensorSpec& t, int64_t row, float* dst) {
   const int64_t cols = t.shape.back();
-  uint64_t s = mix64(seed ^ mix64(fnv1a(t.hf) + static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ull));
+  uint64_t s = mix64(seed ^ mix64(fnv1a(t.seed.empty() ? t.hf : t.seed) + static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ull));
   for (int64_t c = 0; c < cols; ++c) {
     s += 0x9e3779b97f4a7c15ull;
     const uint64_t r = mix64(s);
@@ -114,9 +122,12 @@ std::vector<TensorSpec> model_tensors(const ModelConfig& c) {
     const bool rope_rows = r == TensorRole::Wq || r == TensorRole::Wk || r == TensorRole::Bq || r == TensorRole::Bk ||
                            r == TensorRole::QNorm || r == TensorRole::KNorm;
     TensorSpec s{tensor_name(a, TensorFormat::Hf, layer), tensor_name(a, TensorFormat::Gguf, layer),
-                 role_shape(r, c), kind, rope_rows ? hd : 0, {}, r == TensorRole::Router};
+                 role_shape(r, c), kind, rope_rows ? hd : 0, {}, r == TensorRole::Router, {}, r};
+    const bool fused = arch.traits.hf_fused_experts && (role_is_expert(r) || role_is_expert_bias(r));
+    if (fused) s.seed = s.gguf;
     if (role_is_expert(r))
-      for (int e = 0; e < c.n_expert; ++e) s.hf_experts.push_back(tensor_name(a, TensorFormat::Hf, layer, e));
+      for (int e = 0; e < c.n_expert; ++e)
+        s.hf_experts.push_back(fused ? s.gguf + "#" + std::to_string(e) : tensor_name(a, TensorFormat::Hf, layer, e));
     return s;
   };
   std::vector<TensorSpec> t;
@@ -183,6 +194,84 @@ void write_text(const std::filesystem::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << text;
   if (!out) fail(p.string(), ": write failed");
+}
+
+// gpt-oss's HF experts (model/loader_hf_experts.h): for each layer, gate_up_proj with gate and
+// up interleaved and down_proj, input major in the weight type, or as MXFP4 *_blocks/*_scales
+// (output major, as the released checkpoints); the biases fused the same way. Values come
+// from the same specs (and seeds) as the GGUF's ffn_{gate,up,down}_exps, so both files hold
+// one model. `specs` are the layer's expert tensors by role.
+void add_hf_fused_experts(SafetensorsWriter& st, uint64_t seed, const std::map<TensorRole, TensorSpec>& specs,
+                          DType expert_type, DType bias_type) {
+  const TensorSpec& gate = specs.at(TensorRole::GateExps);
+  const TensorSpec& up = specs.at(TensorRole::UpExps);
+  const TensorSpec& down = specs.at(TensorRole::DownExps);
+  const int64_t E = gate.shape[0], F = gate.shape[1], D = gate.shape[2];
+  const std::vector<TensorSpec> gates = hf_tensors(gate), ups = hf_tensors(up), downs = hf_tensors(down);
+  // Output row o of expert e of the fused gate_up (o = 2f + 0 gate, 2f + 1 up) or of down.
+  // (The writer calls the fillers in write(), after this returns: everything by value.)
+  auto fused_row = [gates, ups, downs, seed](bool is_down, int64_t e, int64_t o, float* dst) {
+    if (is_down) return hf_row(seed, downs[static_cast<size_t>(e)], o, dst);
+    hf_row(seed, (o % 2 == 0 ? gates : ups)[static_cast<size_t>(e)], o / 2, dst);
+  };
+  for (bool is_down : {false, true}) {
+    const std::string& name = is_down ? down.hf : gate.hf;  // gate and up share "gate_up_proj"
+    const int64_t out = is_down ? D : 2 * F, in = is_down ? F : D;
+    if (expert_type == DType::MXFP4) {
+      const int64_t nb = in / ops::kQK;
+      // Row (e, o) quantized once for its blocks and once for its scales (rows in order).
+      auto quantized = [fused_row, is_down, in, nb, row = std::vector<float>(static_cast<size_t>(in)),
+                        q = std::vector<ops::BlockMxfp4>(static_cast<size_t>(nb)), have = int64_t{-1}](
+                           int64_t eo, int64_t out_rows) mutable -> const ops::BlockMxfp4* {
+        if (eo != have) {
+          fused_row(is_down, eo / out_rows, eo % out_rows, row.data());
+          ops::quantize_row(DType::MXFP4, row.data(), q.data(), in);
+          have = eo;
+        }
+        return q.data();
+      };
+      st.add_rows(name + "_blocks", DType::U8, {E, out, nb, 16},
+                  [quantized, nb, out, blocks = std::vector<uint8_t>(static_cast<size_t>(16 * nb)),
+                   scales = std::vector<uint8_t>(static_cast<size_t>(nb))](int64_t r, uint8_t* dst) mutable {
+                    ops::mxfp4_to_hf(quantized(r / nb, out), nb, blocks.data(), scales.data());
+                    std::memcpy(dst, blocks.data() + 16 * (r % nb), 16);
+                  });
+      st.add_rows(name + "_scales", DType::U8, {E, out, nb},
+                  [quantized, nb, out, blocks = std::vector<uint8_t>(static_cast<size_t>(16 * nb))](
+                      int64_t r, uint8_t* dst) mutable { ops::mxfp4_to_hf(quantized(r, out), nb, blocks.data(), dst); });
+    } else {
+      // Input major: row (e, i) holds input i's weight into every output; one expert's matrix
+      // is made when its first row is asked for.
+      st.add_rows(name, expert_type, {E, in, out},
+                  [fused_row, is_down, in, out, expert_type, m = std::vector<float>(), have = int64_t{-1},
+                   row = std::vector<float>(static_cast<size_t>(out))](int64_t r, uint8_t* dst) mutable {
+                    const int64_t e = r / in, i = r % in;
+                    if (e != have) {
+                      m.resize(static_cast<size_t>(out * in));
+                      for (int64_t o = 0; o < out; ++o) fused_row(is_down, e, o, m.data() + o * in);
+                      have = e;
+                    }
+                    for (int64_t o = 0; o < out; ++o) row[static_cast<size_t>(o)] = m[static_cast<size_t>(o * in + i)];
+                    ops::quantize_row(expert_type, row.data(), dst, out);
+                  });
+    }
+    // Biases [E, out]: gate_up's interleaves the gate and up bias rows of each expert.
+    const TensorSpec gb = specs.at(TensorRole::GateExpsBias), ub = specs.at(TensorRole::UpExpsBias),
+                     db = specs.at(TensorRole::DownExpsBias);
+    st.add_rows(is_down ? db.hf : gb.hf, bias_type, {E, out},
+                [seed, gb, ub, db, is_down, F, out, bias_type, g = std::vector<float>(static_cast<size_t>(out)),
+                 u = std::vector<float>(static_cast<size_t>(F)), row = std::vector<float>(static_cast<size_t>(out))](
+                    int64_t e, uint8_t* dst) mutable {
+                  if (is_down) {
+                    hf_row(seed, db, e, row.data());
+                  } else {
+                    hf_row(seed, gb, e, g.data());
+                    hf_row(seed, ub, e, u.data());
+                    for (int64_t f = 0; f < F; ++f) row[2 * f] = g[f], row[2 * f + 1] = u[f];
+                  }
+                  ops::quantize_row(bias_type, row.data(), dst, out);
+                });
+  }
 }
 
 }  // namespace
@@ -265,10 +354,33 @@ ModelConfig model_preset(const std::string& name) {
     c.n_ff_expert = tiny ? 32 : 768;
     c.expert_weights_norm = true;
     c.set_ffn_kinds(1, tiny ? std::vector<int>{1} : std::vector<int>{});
+  } else if (name == "gpt-oss-20b" || name == "tiny-gptoss") {
+    // gpt-oss-20b: every layer MoE (32 experts of 2880, 4 used), layers alternating sliding
+    // window 128 and full, YaRN x32 over 4096 (not truncated), biases and sinks (traits).
+    // tiny: 4 layers, window 4, 8 experts of 32 (n_ff is the experts' size, as config.json
+    // has one intermediate_size), YaRN over an original context of 512, whose ramp (bands 0.6 to
+    // 3.0 of 8) is fractional: truncating it would change the model.
+    const bool tiny = name == "tiny-gptoss";
+    c = tiny ? base("gpt-oss", name, 4, 64, 4, 2, 16, 32, 512, 512, 150000.0f, 1e-5f)
+             : base("gpt-oss", name, 24, 2880, 64, 8, 64, 2880, 201088, 131072, 150000.0f, 1e-5f);
+    c.n_expert = tiny ? 8 : 32;
+    c.n_expert_used = tiny ? 2 : 4;
+    c.n_ff_expert = c.n_ff;
+    c.expert_weights_norm = true;
+    c.sliding_window = tiny ? 4 : 128;
+    c.rope_scaling.type = RopeScalingType::Yarn;
+    c.rope_scaling.factor = 32.0f;
+    c.rope_scaling.original_context = tiny ? 512 : 4096;
+    c.rope_scaling.beta_fast = 32.0f;
+    c.rope_scaling.beta_slow = 1.0f;
+    c.rope_scaling.truncate = false;
+    apply_arch_traits(arch_info(c.arch), c);  // the sliding/full pattern first: set_ffn_kinds sizes the layers
+    c.set_ffn_kinds(1, {});
   } else {
     fail("unknown model preset '", name,
          "' (known: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, gemma-2-2b, gemma-3-4b, "
-         "qwen3-30b-a3b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3, tiny-qwen3moe)");
+         "qwen3-30b-a3b, gpt-oss-20b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3, tiny-qwen3moe, "
+         "tiny-gptoss)");
   }
   apply_arch_traits(arch_info(c.arch), c);
   return c;
@@ -291,6 +403,7 @@ void set_experts(ModelConfig& c, int n_expert, int n_used, int n_ff) {
   if (n_used > 0) c.n_expert_used = n_used;
   else c.n_expert_used = std::min(c.n_expert_used, c.n_expert);
   if (n_ff > 0) c.n_ff_expert = n_ff;
+  if (arch_info(c.arch).traits.hf_fused_experts) c.n_ff = c.n_ff_expert;  // gpt-oss: one intermediate_size
 }
 
 void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& path) {
@@ -361,12 +474,13 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
   const bool norm_plus_one = arch_info(cfg.arch).traits.hf_norm_plus_one;
   for (const TensorSpec& t : model_tensors(cfg)) {
     const int64_t cols = t.shape.back();
-    if (t.kind != Kind::Matrix) {  // norms and biases: one f32 row
-      std::vector<float> v(static_cast<size_t>(cols));
+    if (t.kind != Kind::Matrix) {  // norms and biases: f32 rows (one, or one per expert)
+      const int64_t rows = t.shape.size() == 2 ? t.shape[0] : 1;
+      std::vector<float> v(static_cast<size_t>(rows * cols));
       if (t.rope_head_dim > 0) {
         hf_vector_permuted(seed, t, v.data());
       } else {
-        hf_row(seed, t, 0, v.data());
+        for (int64_t r = 0; r < rows; ++r) hf_row(seed, t, r, v.data() + r * cols);
       }
       if (t.kind == Kind::Norm && norm_plus_one)  // HF's w acts as 1 + w; GGUF stores 1 + w
         for (float& x : v) x += 1.0f;
@@ -374,7 +488,12 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
       continue;
     }
     const bool output = t.gguf == "output.weight" || (cfg.tied_embeddings && t.gguf == "token_embd.weight");
-    const DType type = t.gguf_f32 ? DType::F32 : maker_matrix_type(opt, t.gguf, gguf_layer(t.gguf), cfg.n_layers, output, cols);
+    DType type = t.gguf_f32 ? DType::F32 : maker_matrix_type(opt, t.gguf, gguf_layer(t.gguf), cfg.n_layers, output, cols);
+    if (role_is_expert(t.role) && opt.expert_type) {
+      type = *opt.expert_type;
+      if (cols % block_size(type) != 0)
+        fail("model maker: ", t.gguf, " has rows of ", cols, " values, not a whole number of ", dtype_name(type), " blocks");
+    }
     // An expert stack's row r is row r % rows of expert r / rows's HF matrix.
     const std::vector<TensorSpec> parts = t.hf_experts.empty() ? std::vector<TensorSpec>{} : hf_tensors(t);
     auto fill = [seed, t, parts, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
@@ -406,6 +525,8 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
   // config.json
   nlohmann::ordered_json c;
   const ArchInfo& arch = arch_info(cfg.arch);
+  const bool fused = arch.traits.hf_fused_experts;
+  const DType expert_type = opt.expert_type.value_or(type);
   c["architectures"] = {std::string(arch.hf_class)};
   c["model_type"] = std::string(arch.hf_types.front());
   c["hidden_size"] = cfg.n_embd;
@@ -434,13 +555,14 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
       r["beta_fast"] = clean(rs.beta_fast);
       r["beta_slow"] = clean(rs.beta_slow);
       if (rs.attn_factor > 0) r["attention_factor"] = clean(rs.attn_factor);
+      if (!rs.truncate) r["truncate"] = false;
     }
     c["rope_scaling"] = r;
   }
   c["tie_word_embeddings"] = cfg.tied_embeddings;
   c["attention_bias"] = cfg.qkv_bias;
-  c["hidden_act"] = cfg.activation == Activation::Silu ? "silu" : "gelu_pytorch_tanh";
-  if (cfg.activation != Activation::Silu) c["hidden_activation"] = "gelu_pytorch_tanh";
+  c["hidden_act"] = cfg.activation == Activation::GeluTanh ? "gelu_pytorch_tanh" : "silu";  // gpt-oss: silu (clamped)
+  if (cfg.activation == Activation::GeluTanh) c["hidden_activation"] = "gelu_pytorch_tanh";
   if (cfg.query_scale > 0) {  // query_pre_attn_scalar = scale^-2, a whole number in every Gemma
     const double qpas = 1.0 / (static_cast<double>(cfg.query_scale) * cfg.query_scale);
     c["query_pre_attn_scalar"] = std::abs(qpas - std::round(qpas)) < 1e-3 ? std::round(qpas) : qpas;
@@ -451,7 +573,17 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
     for (int l = 0; l < cfg.n_layers; ++l) types.push_back(cfg.is_sliding(l) ? "sliding_attention" : "full_attention");
     c["layer_types"] = types;
   }
-  if (cfg.has_moe_layers()) {
+  if (cfg.has_moe_layers() && fused) {  // gpt-oss's config.json
+    c["intermediate_size"] = cfg.n_ff_expert;
+    c["num_local_experts"] = cfg.n_expert;
+    c["num_experts_per_tok"] = cfg.n_expert_used;
+    c["experts_per_token"] = cfg.n_expert_used;
+    c["swiglu_limit"] = clean(cfg.swiglu_limit);
+    if (expert_type == DType::MXFP4)
+      c["quantization_config"] = {{"quant_method", "mxfp4"},
+                                  {"modules_to_not_convert", {"model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                              "model.embed_tokens", "lm_head"}}};
+  } else if (cfg.has_moe_layers()) {
     c["num_experts"] = cfg.n_expert;
     c["num_experts_per_tok"] = cfg.n_expert_used;
     c["moe_intermediate_size"] = cfg.n_ff_expert;
@@ -531,20 +663,35 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
   SafetensorsWriter st;
   st.set_metadata("format", "pt");
   const uint64_t seed = opt.seed;
-  for (const TensorSpec& spec : model_tensors(cfg))
+  if (expert_type != type && !(fused && expert_type == DType::MXFP4) && expert_type != DType::F32 &&
+      expert_type != DType::F16 && expert_type != DType::BF16)
+    fail("model maker: HF experts are written as f32, f16 or bf16", fused ? " or mxfp4" : "", ", not ",
+         dtype_name(expert_type));
+  std::map<TensorRole, TensorSpec> layer_experts;
+  for (const TensorSpec& spec : model_tensors(cfg)) {
+    if (fused && (role_is_expert(spec.role) || role_is_expert_bias(spec.role))) {
+      layer_experts[spec.role] = spec;
+      if (layer_experts.size() == 6) {  // the layer's three matrices and three biases
+        add_hf_fused_experts(st, seed, layer_experts, expert_type, type);
+        layer_experts.clear();
+      }
+      continue;
+    }
     for (const TensorSpec& t : hf_tensors(spec)) {
+      const DType ttype = role_is_expert(t.role) ? expert_type : type;
       const int64_t cols = t.shape.back();
-      auto fill = [seed, t, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
+      auto fill = [seed, t, ttype, cols, row = std::vector<float>(static_cast<size_t>(cols))](
                       int64_t r, uint8_t* dst) mutable {
         hf_row(seed, t, r, row.data());
-        if (type == DType::F32) {
+        if (ttype == DType::F32) {
           std::memcpy(dst, row.data(), row.size() * sizeof(float));
         } else {
-          ops::quantize_row(type, row.data(), dst, cols);
+          ops::quantize_row(ttype, row.data(), dst, cols);
         }
       };
-      st.add_rows(t.hf, type, t.shape, std::move(fill));
+      st.add_rows(t.hf, ttype, t.shape, std::move(fill));
     }
+  }
   st.write((root / "model.safetensors").string());
 }
 

@@ -5,6 +5,7 @@
 // rows permuted exactly as llama.cpp's converter does). Files are written row by row, so even
 // an 8B model never needs more than one row in memory.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/dtype.h"
@@ -19,6 +20,9 @@ namespace triattn {
 // 4, strong soft-caps), "tiny-gemma3" (6 layers: five sliding, one full; window 4).
 // "qwen3-30b-a3b" (real shape: 48 MoE layers, 128 experts of 768, 8 used) and "tiny-qwen3moe"
 // (3 layers, the middle one dense; 8 experts of 32, 2 used).
+// "gpt-oss-20b" (real shape: 24 layers alternating sliding 128 / full, 32 experts of 2880, 4
+// used, YaRN x32) and "tiny-gptoss" (4 layers, window 4, 8 experts of 32, 2 used, YaRN x32
+// over an original context of 512).
 ModelConfig model_preset(const std::string& name);
 // Changes the layer count (make-model --layers), the layer pattern following the architecture
 // (a MoE preset's dense layers stay dense, added layers are MoE).
@@ -38,6 +42,10 @@ struct MakerOptions {
   // in the first and last eighth of the layers and every third layer in between; Q4_K
   // elsewhere. A MoE router (ffn_gate_inp) stays F32, as llama.cpp keeps it.
   bool q4_k_m = false;
+  // MoE expert matrices, when set: GGUF any weight type (gpt-oss ships MXFP4); HF f32, f16,
+  // bf16, or MXFP4 for gpt-oss (its *_blocks / *_scales tensors, as the released checkpoints).
+  // Unset: the weight type.
+  std::optional<DType> expert_type = std::nullopt;
 };
 
 // The weight type make-model writes when none is asked for: "q8_0" for "gguf" (what

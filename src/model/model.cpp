@@ -76,7 +76,8 @@ size_t Model::weight_bytes() const {
   for (const LayerWeights& L : weights_.layers)
     for (const TensorView* t : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.bq, &L.bk, &L.bv, &L.q_norm,
                                 &L.k_norm, &L.post_attn_norm, &L.ffn_norm, &L.w_gate, &L.w_up, &L.w_down,
-                                &L.router, &L.gate_exps, &L.up_exps, &L.down_exps, &L.post_ffn_norm})
+                                &L.router, &L.gate_exps, &L.up_exps, &L.down_exps, &L.post_ffn_norm, &L.bo, &L.sinks,
+                                &L.router_bias, &L.gate_exps_bias, &L.up_exps_bias, &L.down_exps_bias})
       if (!t->empty()) total += t->nbytes();
   return total;
 }

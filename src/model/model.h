@@ -28,6 +28,10 @@ struct LayerWeights {
   // [n_expert, n_embd, n_ff_expert] (model/moe.h: expert_matrix views one expert's matrix).
   TensorView router, gate_exps, up_exps, down_exps;
   TensorView post_ffn_norm;         // f32 [n_embd], empty unless cfg.post_norms
+  // gpt-oss: f32 attention output bias [n_embd] (cfg.attn_out_bias), sink logits [n_heads]
+  // (cfg.attn_sinks), router bias [n_expert] and expert biases [n_expert, n_ff_expert] x2,
+  // [n_expert, n_embd] (cfg.moe_bias); empty otherwise.
+  TensorView bo, sinks, router_bias, gate_exps_bias, up_exps_bias, down_exps_bias;
 };
 
 struct ModelWeights {

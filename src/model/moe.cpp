@@ -40,12 +40,43 @@ void route(std::span<const float> logits, int k, bool norm, Route& out) {
   for (int i = 0; i < k; ++i) out.weights[i] = static_cast<float>(p[out.experts[i]] / denom);
 }
 
+void ffn_activation(const ModelConfig& c, float* gate, const float* up, int64_t n) {
+  switch (c.activation) {
+    case Activation::GeluTanh: ops::geglu(gate, up, gate, n); return;
+    case Activation::Silu: ops::swiglu(gate, up, gate, n); return;
+    case Activation::SwigluOai: {
+      // gpt-oss (transformers' GptOssExperts): gate clamped above only, up both ways; alpha
+      // 1.702 makes g * sigmoid(alpha g) the GELU approximation; the + 1 on up is the model's.
+      constexpr float kAlpha = 1.702f;
+      const float limit = c.swiglu_limit;
+      for (int64_t i = 0; i < n; ++i) {
+        const float g = std::min(gate[i], limit);
+        const float u = std::clamp(up[i], -limit, limit);
+        gate[i] = (u + 1.0f) * g / (1.0f + std::exp(-kAlpha * g));
+      }
+      return;
+    }
+  }
+}
+
+namespace {
+// y[t * n + i] += bias[i] for t < rows (an expert's bias row over its tokens).
+void add_rows(float* y, const float* bias, int64_t rows, int64_t n) {
+  for (int64_t t = 0; t < rows; ++t)
+    for (int64_t i = 0; i < n; ++i) y[t * n + i] += bias[i];
+}
+const float* bias_row(const TensorView& b, int64_t e) {
+  return b.empty() ? nullptr : static_cast<const float*>(b.data) + e * b.shape[1];
+}
+}  // namespace
+
 void MoeFfn::run(const ModelConfig& c, const LayerWeights& L, const float* xn, int64_t n_tokens, float* out,
                  ThreadPool* pool) {
   const int64_t E = c.n_embd, X = c.n_expert, F = c.n_ff_expert;
   const int k = c.n_expert_used;
   logits_.resize(static_cast<size_t>(n_tokens * X));
   ops::matmul(L.router, xn, n_tokens, logits_.data(), pool);
+  if (!L.router_bias.empty()) add_rows(logits_.data(), static_cast<const float*>(L.router_bias.data), n_tokens, X);
 
   // Group the (token, weight) pairs by expert, tokens in order within each expert.
   routes_.resize(static_cast<size_t>(n_tokens));
@@ -107,16 +138,19 @@ void MoeFfn::run(const ModelConfig& c, const LayerWeights& L, const float* xn, i
       targets.push_back({&views[2 * j + 1], &up_[j * n * F]});
     }
     ops::matmul_group(targets, x_.data(), n, pool);
+    for (size_t j = 0; j < batch.size(); ++j) {
+      if (const float* b = bias_row(L.gate_exps_bias, batch[j])) add_rows(&gate_[j * n * F], b, n, F);
+      if (const float* b = bias_row(L.up_exps_bias, batch[j])) add_rows(&up_[j * n * F], b, n, F);
+    }
     const int64_t m = static_cast<int64_t>(batch.size()) * n * F;
-    if (c.activation == Activation::GeluTanh)
-      ops::geglu(gate_.data(), up_.data(), gate_.data(), m);
-    else
-      ops::swiglu(gate_.data(), up_.data(), gate_.data(), m);
+    ffn_activation(c, gate_.data(), up_.data(), m);
     views.clear();
     for (int64_t e : batch) views.push_back(expert_matrix(L.down_exps, e));
     targets.clear();
     for (size_t j = 0; j < batch.size(); ++j) targets.push_back({&views[j], &y_[j * n * E], &gate_[j * n * F]});
     ops::matmul_group(targets, nullptr, n, pool);
+    for (size_t j = 0; j < batch.size(); ++j)
+      if (const float* b = bias_row(L.down_exps_bias, batch[j])) add_rows(&y_[j * n * E], b, n, E);
     for (size_t j = 0; j < batch.size(); ++j) {
       const int64_t b = first_[batch[j]];
       for (int64_t i = 0; i < n; ++i)

@@ -2,7 +2,9 @@
 // The mixture-of-experts FFN of a MoE layer (ModelConfig::n_expert, LayerConfig::ffn == Moe),
 // as Qwen3-MoE defines it: router logits = W_router x; p = softmax over all experts; the
 // n_expert_used largest p (renormalised to sum to 1 when expert_weights_norm) weight the
-// outputs down_e(act(gate_e x) * up_e x) of the experts they name.
+// outputs down_e(act(gate_e x) * up_e x) of the experts they name. gpt-oss (cfg.moe_bias)
+// adds a bias to the router logits and to each expert's gate, up and down outputs; its
+// softmax over the top-k logits is the renormalised case.
 //
 // Tokens are grouped by expert: each selected expert runs one matrix product over all the
 // tokens routed to it (prefill is matrix-matrix per expert), and only the selected experts'
@@ -31,6 +33,10 @@ struct Route {
 };
 // From one token's router logits (n_expert of them): softmax, top `k`, renormalised if `norm`.
 void route(std::span<const float> logits, int k, bool norm, Route& out);
+
+// gate[i] = act(gate[i], up[i]) for the config's FFN activation (SwiGLU, GeGLU, or gpt-oss's
+// clamped SwiGLU), in place; shared by the dense and the MoE FFN.
+void ffn_activation(const ModelConfig& c, float* gate, const float* up, int64_t n);
 
 // Scratch of the MoE FFN, reused between calls (one per Forward).
 class MoeFfn {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "model/loader_hf_experts.h"
 #include "ops/ops.h"
 
 namespace triattn {
@@ -102,13 +103,20 @@ TensorView* role_slot(ModelWeights& w, TensorRole r, int layer) {
     case TensorRole::UpExps: return &L.up_exps;
     case TensorRole::DownExps: return &L.down_exps;
     case TensorRole::PostFfnNorm: return &L.post_ffn_norm;
+    case TensorRole::Bo: return &L.bo;
+    case TensorRole::Sinks: return &L.sinks;
+    case TensorRole::RouterBias: return &L.router_bias;
+    case TensorRole::GateExpsBias: return &L.gate_exps_bias;
+    case TensorRole::UpExpsBias: return &L.up_exps_bias;
+    case TensorRole::DownExpsBias: return &L.down_exps_bias;
     default: break;
   }
   fail("internal: tensor role without a slot");
 }
 
 void fill_arch_weights(ModelBuilder& m, const ArchInfo& a, TensorFormat f,
-                       const std::function<TensorView(const std::string&)>& required) {
+                       const std::function<TensorView(const std::string&)>& required,
+                       const std::function<TensorView(const std::string&)>& find) {
   const ModelConfig& c = m.config();
   ModelWeights& w = m.weights();
   const float norm_add = f == TensorFormat::Hf && a.traits.hf_norm_plus_one ? 1.0f : 0.0f;
@@ -121,7 +129,9 @@ void fill_arch_weights(ModelBuilder& m, const ArchInfo& a, TensorFormat f,
     for (int l = 0; l < n; ++l) {
       if (per_layer && !tensor_needed(t, c, l)) continue;
       TensorView v;
-      if (role_is_expert(t.role) && f == TensorFormat::Hf) {
+      if ((role_is_expert(t.role) || role_is_expert_bias(t.role)) && f == TensorFormat::Hf && a.traits.hf_fused_experts) {
+        v = hf_fused_expert_tensor(m, t, l, find ? find : required, required);
+      } else if (role_is_expert(t.role) && f == TensorFormat::Hf) {
         std::vector<TensorView> parts;
         for (int e = 0; e < c.n_expert; ++e) parts.push_back(required(tensor_name(t, f, l, e)));
         v = prep_stack(m, parts, m.path() + ": " + tensor_name(t, f, l, 0) + " and the other experts");
@@ -156,6 +166,10 @@ void check_model_weights(const Model& model) {
     check_shape(t, {n}, name, what);
     if (t.type != DType::F32) fail(what, ": internal: vector '", name, "' not converted to f32");
   };
+  auto vecs = [&](const TensorView& t, int64_t rows, int64_t n, const std::string& name) {
+    check_shape(t, {rows, n}, name, what);
+    if (t.type != DType::F32) fail(what, ": internal: biases '", name, "' not converted to f32");
+  };
   matrix(w.tok_embd, {V, E}, "token embedding");
   matrix(w.output, {V, E}, "output");
   vec(w.output_norm, E, "output norm");
@@ -179,6 +193,12 @@ void check_model_weights(const Model& model) {
       matrix(L.gate_exps, {X, XF, E}, p + "ffn_gate_exps");
       matrix(L.up_exps, {X, XF, E}, p + "ffn_up_exps");
       matrix(L.down_exps, {X, E, XF}, p + "ffn_down_exps");
+      if (c.moe_bias) {
+        vec(L.router_bias, X, p + "ffn_gate_inp bias");
+        vecs(L.gate_exps_bias, X, XF, p + "ffn_gate_exps bias");
+        vecs(L.up_exps_bias, X, XF, p + "ffn_up_exps bias");
+        vecs(L.down_exps_bias, X, E, p + "ffn_down_exps bias");
+      }
     } else {
       matrix(L.w_gate, {F, E}, p + "ffn_gate");
       matrix(L.w_up, {F, E}, p + "ffn_up");
@@ -189,6 +209,8 @@ void check_model_weights(const Model& model) {
       vec(L.bk, K, p + "k bias");
       vec(L.bv, K, p + "v bias");
     }
+    if (c.attn_out_bias) vec(L.bo, E, p + "o bias");
+    if (c.attn_sinks) vec(L.sinks, c.n_heads, p + "attention sinks");
     if (c.qk_norm) {
       vec(L.q_norm, c.head_dim, p + "q_norm");
       vec(L.k_norm, c.head_dim, p + "k_norm");

@@ -29,9 +29,12 @@ TensorView* role_slot(ModelWeights& w, TensorRole r, int layer);
 // output matrix (whose tying the loaders resolve), looked up by its name in format f
 // through `required` (which throws when one is missing); vectors become f32 (norms + 1 for
 // HF files of architectures that store them so); HF experts are stacked (prep_stack).
+// HF checkpoints of fused-expert architectures (gpt-oss) go through loader_hf_experts.h,
+// which looks for the MXFP4 form with `find` (empty view when a name is missing).
 // Sizes the layer table.
 void fill_arch_weights(ModelBuilder& m, const ArchInfo& a, TensorFormat f,
-                       const std::function<TensorView(const std::string&)>& required);
+                       const std::function<TensorView(const std::string&)>& required,
+                       const std::function<TensorView(const std::string&)>& find = nullptr);
 // Throws "<what>: tensor '<name>' has shape [..], expected [..]".
 void check_shape(const TensorView& t, const std::vector<int64_t>& expected, const std::string& name,
                  const std::string& what);

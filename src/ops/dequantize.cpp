@@ -66,6 +66,14 @@ void dequant_q6_k(const BlockQ6_K* b, float* y) {
   }
 }
 
+void dequant_mxfp4(const BlockMxfp4* b, float* y) {
+  const float d = mxfp4_scale(b->e);
+  for (int j = 0; j < kQK / 2; ++j) {
+    y[j] = d * kMxfp4Values[b->qs[j] & 0xF];
+    y[j + kQK / 2] = d * kMxfp4Values[b->qs[j] >> 4];
+  }
+}
+
 }  // namespace
 
 void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
@@ -113,9 +121,14 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
       for (int64_t b = 0; b < nb; ++b)
         dequant_q6_k(reinterpret_cast<const BlockQ6_K*>(p) + b, dst + b * kQKK);
       return;
+    case DType::MXFP4:
+      for (int64_t b = 0; b < nb; ++b)
+        dequant_mxfp4(reinterpret_cast<const BlockMxfp4*>(p) + b, dst + b * kQK);
+      return;
     case DType::Q8_0x4:
       fail("dequantize_row: ", dtype_name(t), " rows are interleaved; use dequantize_matrix_row");
     case DType::I32:
+    case DType::U8:
       break;
   }
   fail("dequantize_row: type ", dtype_name(t), " is not a float or quantized type");

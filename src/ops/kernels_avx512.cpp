@@ -7,6 +7,7 @@
 #define TRIATTN_TILE_TOKENS 4
 #define TRIATTN_TILE_GROUPS_X4 2
 #include "ops/x86_matmul.inl"
+#include "ops/mxfp4_x86.inl"
 #include "ops/x86_vec.inl"
 
 namespace triattn::ops {
@@ -16,6 +17,7 @@ const KernelTable& avx512_kernels() {
     KernelTable k;
     k.isa = Isa::Avx512;
     fill_matmul(k);
+    fill_mxfp4(k);
     fill_vec(k);
     return k;
   }();

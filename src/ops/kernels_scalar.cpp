@@ -7,6 +7,7 @@
 
 #include "core/half.h"
 #include "ops/cpu_dispatch.h"
+#include "ops/mxfp4_kernels.h"
 #include "ops/quant_blocks.h"
 
 namespace triattn::ops {
@@ -260,6 +261,7 @@ KernelTable make_table() {
   t.matmul[static_cast<int>(DType::Q4_K)] = matmul_rows<dot_row_q4_k>;
   t.matmul[static_cast<int>(DType::Q5_K)] = matmul_rows<dot_row_q5_k>;
   t.matmul[static_cast<int>(DType::Q6_K)] = matmul_rows<dot_row_q6_k>;
+  fill_mxfp4_scalar(t);
   t.dot_f32 = dot_f32;
   t.axpy_f32 = axpy_f32;
   t.rmsnorm = rmsnorm;

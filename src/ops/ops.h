@@ -17,7 +17,7 @@ namespace triattn::ops {
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 // Row r of a 2-D weight of any type, interleaved layouts included (embedding lookups).
 void dequantize_matrix_row(const TensorView& w, int64_t r, float* dst);
-// Supported for F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K (the model maker writes these).
+// Supported for F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, MXFP4 (the model maker writes these).
 void quantize_row(DType t, const float* src, void* dst, int64_t n);
 
 // Load-time repacking into the internal layouts (core/dtype.h): the interleaved type a weight

@@ -69,7 +69,27 @@ struct BlockQ8_0x4 {
   int8_t qs[4 * kQK];
 };
 
+// MXFP4 (OCP microscaling FP4, GGML type 39; gpt-oss experts): 32 E2M1 values sharing one
+// power-of-two scale. Element j in the low nibble of qs[j], element j+16 in the high nibble
+// (as Q4_0); value = kMxfp4Values[nibble] * 2^(e - 128). The table holds twice the E2M1
+// values {0, .5, 1, 1.5, 2, 3, 4, 6} (sign in the nibble's top bit) so that it is integral
+// and the integer kernels can dot it with int8 activations; the halving is in the scale's
+// exponent (E8M0 bias 127, plus one).
+struct BlockMxfp4 {
+  uint8_t e;  // E8M0 exponent
+  uint8_t qs[kQK / 2];
+};
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+// 2^(e - 128) as a float, built from its bits (exact; e < 2 gives the subnormals 2^-128, 2^-127).
+inline float mxfp4_scale(uint8_t e) {
+  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return f;
+}
+
 static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockMxfp4) == 17);
 static_assert(sizeof(BlockQ8_0x4) == 4 * sizeof(BlockQ8_0));
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_K) == 144);

@@ -5,6 +5,7 @@
 //   Q4_K/Q5_K: per sub-block of 32 a min rounded up and a step rounded up so the 4/5-bit
 //     grid covers the sub-block's range                      error <= step_j/2
 //   Q6_K: per sub-block of 16 a symmetric step rounded up   error <= step_k/2
+//   MXFP4: the smallest power-of-two scale that does not clip, nearest E2M1 value
 // (plus the f16 rounding of the super-block scales, which can clip by ~2^-11 relative).
 #include <algorithm>
 #include <cmath>
@@ -148,6 +149,27 @@ void quant_q6_k(const float* x, BlockQ6_K* b) {
   }
 }
 
+// MXFP4: the smallest power-of-two scale 2^k with amax <= 6 * 2^k (no value clips), each
+// element the nearest E2M1 value (ties to the smaller magnitude). Error <= 2^k (half the
+// widest step, between 4 and 6) per element, and at most a quarter of |x| for the rest.
+void quant_mxfp4(const float* x, BlockMxfp4* b) {
+  float amax = 0;
+  for (int i = 0; i < kQK; ++i) amax = std::max(amax, std::fabs(x[i]));
+  int k = -127;
+  if (amax > 0) k = std::clamp(static_cast<int>(std::ceil(std::log2(amax / 6.0))), -127, 127);
+  while (k < 127 && amax > 6.0 * std::ldexp(1.0, k)) ++k;  // log2 rounding at exact powers
+  b->e = static_cast<uint8_t>(k + 127);
+  const double inv = std::ldexp(1.0, -k);
+  auto code = [&](float v) {
+    const double a = std::fabs(v) * inv;  // in [0, 6]; kMxfp4Values holds 2x the grid
+    int best = 0;
+    for (int c = 1; c < 8; ++c)
+      if (std::fabs(a - kMxfp4Values[c] / 2.0) < std::fabs(a - kMxfp4Values[best] / 2.0)) best = c;
+    return static_cast<uint8_t>(best | (v < 0 && best != 0 ? 8 : 0));
+  };
+  for (int j = 0; j < kQK / 2; ++j) b->qs[j] = static_cast<uint8_t>(code(x[j]) | (code(x[j + kQK / 2]) << 4));
+}
+
 }  // namespace
 
 void quantize_row(DType t, const float* src, void* dst, int64_t n) {
@@ -189,7 +211,12 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
       for (int64_t b = 0; b < nb; ++b)
         quant_q6_k(src + b * kQKK, reinterpret_cast<BlockQ6_K*>(p) + b);
       return;
+    case DType::MXFP4:
+      for (int64_t b = 0; b < nb; ++b)
+        quant_mxfp4(src + b * kQK, reinterpret_cast<BlockMxfp4*>(p) + b);
+      return;
     case DType::I32:
+    case DType::U8:
     case DType::Q8_0x4:  // made from Q8_0 rows by ops::interleave
       break;
   }

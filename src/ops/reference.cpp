@@ -70,7 +70,20 @@ float element(DType t, const void* row, int64_t i) {
       const int hi = (b.qh[32 * h + l] >> (2 * g)) & 3;
       return f16_to_f32(b.d) * b.scales[e / 16] * static_cast<float>((lo | hi << 4) - 32);
     }
+    case DType::MXFP4: {
+      // Decoded from the format's definition, not from quant_blocks.h's table: E2M1 is
+      // sign, 2 exponent bits, 1 mantissa bit (exponent 0: subnormal 0.5 * m); the block
+      // scale is 2^(e - 127).
+      const uint8_t* block = p + (i / kQK) * 17;
+      const int j = static_cast<int>(i % kQK);
+      const uint8_t byte = block[1 + j % 16];
+      const int code = j < 16 ? (byte & 0xF) : (byte >> 4);
+      const int ex = (code >> 1) & 3, m = code & 1;
+      const double mag = ex == 0 ? 0.5 * m : std::ldexp(1.0 + 0.5 * m, ex - 1);
+      return static_cast<float>((code & 8 ? -mag : mag) * std::ldexp(1.0, block[0] - 127));
+    }
     case DType::I32:
+    case DType::U8:
     case DType::Q8_0x4:  // rows are not contiguous: see matrix_element
       break;
   }

@@ -51,8 +51,23 @@ function bubble(cls) {
   return d;
 }
 
+// gpt-oss's harmony: "<|channel|>analysis<|message|>...<|end|><|start|>assistant<|channel|>final<|message|>...";
+// the analysis channel is the reasoning, the others the answer.
+function split_harmony(text) {
+  let reasoning = "", answer = "";
+  for (const part of text.split("<|channel|>").slice(1)) {
+    const at = part.indexOf("<|message|>");
+    if (at < 0) continue;  // its header is still streaming
+    const name = part.slice(0, at).split(/[ <]/)[0];
+    const body = part.slice(at + 11).split(/<\|(?:end|return|call)\|>/)[0];
+    if (name === "analysis") reasoning += body; else answer += body;
+  }
+  return [reasoning, answer];
+}
+
 // Splits "<think>...</think>answer" so the reasoning shows apart (also while it streams).
 function split(text) {
+  if (text.startsWith("<|channel|>")) return split_harmony(text);
   const open = text.indexOf("<think>");
   if (open < 0) return ["", text];
   const close = text.indexOf("</think>", open);

@@ -4,6 +4,10 @@
 // (after white space) reasons until </think>; when the rendered prompt already ends inside
 // <think> (DeepSeek-R1's template opens it), the reply starts in the reasoning. Text that may
 // be the start of a tag is held back until it cannot be.
+// gpt-oss's harmony format: a reply that starts with <|channel|> is a sequence of messages
+// "<|channel|>NAME<|message|>TEXT<|end|><|start|>assistant<|channel|>…", the last one ending
+// with <|return|> or <|call|> (or with the reply); the analysis channel's text is reasoning,
+// every other channel's (final, commentary) content, and the framing tokens are neither.
 #include <string>
 
 namespace triattn::server {
@@ -23,8 +27,10 @@ class ReasoningSplit {
   static bool prompt_opens_reasoning(const std::string& prompt_text);
 
  private:
-  enum class State { Start, Inside, After } state_;
+  enum class State { Start, Inside, After, HarmonyHeader, HarmonyBody, HarmonyDone } state_;
+  Out harmony(Out out);  // push()'s harmony states
   std::string held_;
+  bool analysis_ = false;   // harmony: the current message is on the analysis channel
   bool trim_next_ = false;  // white space right after </think> is not part of the answer
 };
 

@@ -110,6 +110,30 @@ BpeTokenizer::BpeTokenizer(const BpeSpec& spec) {
     if (kinds_[i] == BpeTokenKind::Normal) continue;
     if (ends_turn(texts_[i])) add_eog(int32_t(i));
   }
+  // gpt-oss's harmony format (o200k_harmony): <|end|> closes one message (the analysis
+  // channel) but the assistant's turn goes on to its final message, which ends with <|return|>,
+  // or with <|call|> for a tool call. A vocabulary with both of those is harmony's: <|end|>
+  // does not end generation there (as llama.cpp decides), <|call|> does.
+  int32_t ret = -1, call = -1;
+  for (size_t i = 0; i < n; ++i) {
+    if (kinds_[i] == BpeTokenKind::Normal) continue;
+    if (texts_[i] == "<|return|>") ret = int32_t(i);
+    if (texts_[i] == "<|call|>") call = int32_t(i);
+  }
+  if (ret >= 0 && call >= 0) {
+    // Its structure tokens are text of the reply: decoded output keeps them, so the server can
+    // tell the analysis channel (reasoning) from the final one (server/reasoning_split.h).
+    // They stay special for encoding (registered above).
+    for (size_t i = 0; i < n; ++i)
+      if (kinds_[i] == BpeTokenKind::Control &&
+          (texts_[i] == "<|channel|>" || texts_[i] == "<|message|>" || texts_[i] == "<|start|>" ||
+           texts_[i] == "<|end|>" || texts_[i] == "<|constrain|>"))
+        kinds_[i] = BpeTokenKind::UserDefined;
+    add_eog(call);
+    eog_ids_.erase(std::remove_if(eog_ids_.begin(), eog_ids_.end(),
+                                  [&](int32_t id) { return id != eos_id_ && texts_[size_t(id)] == "<|end|>"; }),
+                   eog_ids_.end());
+  }
 }
 
 void BpeTokenizer::encode_raw(std::string_view text, std::vector<int32_t>& out) const {

@@ -386,6 +386,38 @@ TEST(ChatTemplates, MistralNemoToolsSkipReturnKey) {
 
 // ---------------------------------------------------------------- API details
 
+// gpt-oss (harmony): a system message with the date, reasoning effort and channels; the
+// conversation's system message becomes the developer's instructions; earlier assistant turns
+// keep only their final channel; the generation prompt opens an assistant message.
+TEST(ChatTemplates, GptOssHarmonyConversation) {
+  ChatRenderOptions opt;
+  opt.now_unix = 1735689600;  // 2025-01-01
+  const std::string sys =
+      "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
+      "Knowledge cutoff: 2024-06\nCurrent date: 2025-01-01\n\nReasoning: medium\n\n"
+      "# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>";
+  EXPECT_EQ(render("openai-gpt-oss-120b.jinja", conversation(), opt),
+            sys + "<|start|>developer<|message|># Instructions\n\nYou are a helpful assistant.\n\n<|end|>"
+                  "<|start|>user<|message|>Hello!<|end|>"
+                  "<|start|>assistant<|channel|>final<|message|>Hi there! How can I help?<|end|>"
+                  "<|start|>user<|message|>What is 2+2?\n<|end|><|start|>assistant");
+  // No system message: no developer message; reasoning_effort from the request.
+  opt.extra["reasoning_effort"] = "high";
+  const std::string high = render("openai-gpt-oss-120b.jinja", conversation(false), opt);
+  EXPECT_EQ(high.substr(0, high.find("<|end|>")), sys.substr(0, sys.find("medium")) + "high\n\n"
+            "# Valid channels: analysis, commentary, final. Channel must be included for every message.");
+  EXPECT_EQ(high.find("developer"), std::string::npos);
+  // A last assistant turn without a generation prompt keeps its thinking as the analysis
+  // channel and ends with <|return|> (what the model learnt to emit).
+  ojson m = ojson::array({{{"role", "user"}, {"content", "Hi"}},
+                          {{"role", "assistant"}, {"content", "Hello."}, {"thinking", "Greet back."}}});
+  opt.add_generation_prompt = false;
+  const std::string last = render("openai-gpt-oss-120b.jinja", m, opt);
+  EXPECT_EQ(last.substr(last.find("<|start|>user")),
+            "<|start|>user<|message|>Hi<|end|><|start|>assistant<|channel|>analysis<|message|>Greet back.<|end|>"
+            "<|start|>assistant<|channel|>final<|message|>Hello.<|return|>");
+}
+
 TEST(ChatTemplates, ChatMLFallback) {
   EXPECT_EQ(ChatTemplate::chatml().render(conversation(), {}), kChatMLConversation);
 }

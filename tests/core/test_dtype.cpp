@@ -40,6 +40,7 @@ TEST(DType, InterleavedLayoutIsInternal) {
   EXPECT_FALSE(dtype_from_name("q8_0x4").has_value());
   EXPECT_FALSE(dtype_from_ggml(0xFFFFFFFFu).has_value());
   EXPECT_THROW(dtype_to_ggml(DType::Q8_0x4), Error);
+  EXPECT_THROW(dtype_to_ggml(DType::U8), Error);  // a safetensors type (MXFP4 blocks), not a GGML one
   for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_K, DType::I32}) {
     EXPECT_EQ(interleaved_rows(t), 1) << dtype_name(t);
     EXPECT_EQ(file_dtype(t), t) << dtype_name(t);

@@ -1,7 +1,7 @@
 // Compression on models with sliding-window layers (Gemma 2/3): every KV policy compresses the
 // full-attention layers only. A sliding layer's streams are bounded by its window (the forward
 // pass trims them) and no policy prunes, scores or shares a keep set over them; the B + β
-// trigger counts the full layers only. Models: the tiny Gemma presets with the window widened
+// trigger counts the full layers only. Models: the tiny Gemma and gpt-oss presets with the window widened
 // to 40, so that a sliding stream (up to 39 rows) outgrows B + β = 24 and a policy that treated
 // it as a full layer would cut it.
 #include <gtest/gtest.h>
@@ -127,6 +127,9 @@ TEST_P(SlidingLayers, StatsFilesRecordTheLayersTheyScore) {
 
 INSTANTIATE_TEST_SUITE_P(Gemma, SlidingLayers, ::testing::Values("tiny-gemma2", "tiny-gemma3"),
                          [](const auto& info) { return std::string(info.param) == "tiny-gemma2" ? "gemma2" : "gemma3"; });
+// gpt-oss: sliding and full layers alternate, every FFN a MoE, attention sinks in both kinds.
+INSTANTIATE_TEST_SUITE_P(GptOss, SlidingLayers, ::testing::Values("tiny-gptoss"),
+                         [](const auto&) { return std::string("gptoss"); });
 
 }  // namespace
 }  // namespace triattn

@@ -436,7 +436,7 @@ TEST(GgufErrors, TensorInfoProblems) {
 TEST(GgufErrors, UnsupportedTensorTypeIsNamedWithTheSupportedOnes) {
   const std::string msg = expect_error(one_tensor(10, {256}, 0, 256), "");
   EXPECT_NE(msg.find(": tensor 'w' has ggml type q2_k (10), which triattn does not support (supported: f32, f16, "
-                     "q4_0, q8_0, q4_k, q5_k, q6_k, i32, bf16)"),
+                     "q4_0, q8_0, q4_k, q5_k, q6_k, i32, bf16, mxfp4)"),
             std::string::npos)
       << msg;
   EXPECT_EQ(ggml_type_label(0), "f32 (0)");

@@ -150,7 +150,7 @@ TEST(LoadGgufMetadata, UnsupportedTensorTypeIsNamed) {
   const std::string path = dir.file("q2k.gguf");
   std::ofstream(path, std::ios::binary) << b;
   EXPECT_EQ(test::load_error_of(path), path + ": tensor 'blk.0.attn_q.weight' has ggml type q2_k (10), which triattn does not "
-                                   "support (supported: f32, f16, q4_0, q8_0, q4_k, q5_k, q6_k, i32, bf16)");
+                                   "support (supported: f32, f16, q4_0, q8_0, q4_k, q5_k, q6_k, i32, bf16, mxfp4)");
 }
 
 TEST(LoadGgufMetadata, UnusedTensorsAreReportedAsWarnings) {

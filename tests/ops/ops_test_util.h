@@ -63,7 +63,11 @@ inline std::vector<uint8_t> random_blocks(DType type, int64_t rows, int64_t cols
       case DType::BF16:
       case DType::F32:
         break;
+      case DType::MXFP4:  // exponents of scales 2^-12 .. 2^3, both sane
+        out[base] = static_cast<uint8_t>(115 + rng() % 16);
+        break;
       case DType::I32:
+      case DType::U8:
       case DType::Q8_0x4:  // made by ops::interleave from Q8_0 blocks, not generated here
         break;
     }

@@ -180,7 +180,9 @@ float error_bound(DType t, const float* x, const uint8_t* q, int64_t i) {
       return 0.5f * f16_to_f32(b->d) * std::abs(b->scales[(i % 256) / 16]) * 1.001f +
              amax_of(x + i / 256 * 256, 256) * std::ldexp(1.0f, -9);
     }
+    case DType::MXFP4:  // tests/ops/test_mxfp4.cpp checks its bound
     case DType::I32:
+    case DType::U8:
     case DType::Q8_0x4:  // not a quantizer target (interleaved from Q8_0)
       break;
   }

@@ -275,7 +275,7 @@ def _bf16(raw):
 # ----------------------------------------------------------------------------------------------
 # Hugging Face directory: config.json + safetensors (single file or sharded)
 
-_ST_DTYPES = {"F32": ("<f4", 4), "F16": ("<f2", 2), "BF16": (None, 2), "F64": ("<f8", 8)}
+_ST_DTYPES = {"F32": ("<f4", 4), "F16": ("<f2", 2), "BF16": (None, 2), "F64": ("<f8", 8), "U8": ("<u1", 1)}
 
 
 def read_safetensors(path):
@@ -385,6 +385,7 @@ def load_hf(path):
 
 _GGUF_SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 GGML_F32, GGML_F16, GGML_Q8_0, GGML_Q4_K, GGML_BF16 = 0, 1, 8, 12, 30
+GGML_MXFP4 = 39
 
 
 class _Reader:
@@ -444,6 +445,25 @@ def _dequant_q4_k(raw, n):
     return out.reshape(-1)
 
 
+def e2m1(codes):
+    """OCP E2M1 (FP4) from its definition: sign bit 3, exponent bits 1-2, mantissa bit 0;
+    exponent 0 is subnormal (0.5 * m), otherwise (1 + m/2) * 2^(exponent - 1)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    ex, m = (codes >> 1) & 3, (codes & 1).astype(np.float64)
+    mag = np.where(ex == 0, 0.5 * m, (1.0 + 0.5 * m) * np.exp2(ex - 1.0))
+    return np.where(codes & 8, -mag, mag)
+
+
+def _dequant_mxfp4(raw, n):
+    # GGML block: scale byte e (value 2^(e-127) per E2M1 unit), then 16 bytes: element j in
+    # the low nibble of byte j, element j + 16 in the high nibble.
+    b = np.frombuffer(raw, dtype=np.uint8, count=n // 32 * 17).reshape(-1, 17)
+    scale = np.exp2(b[:, 0].astype(np.float64) - 127.0)
+    q = b[:, 1:]
+    vals = np.concatenate([e2m1(q & 15), e2m1(q >> 4)], axis=1)
+    return (vals * scale[:, None]).reshape(-1)
+
+
 def _dequant(typ, raw, n, name):
     if typ == GGML_F32:
         return np.frombuffer(raw, dtype="<f4", count=n).astype(np.float64)
@@ -455,10 +475,13 @@ def _dequant(typ, raw, n, name):
         return _dequant_q8_0(raw, n)
     if typ == GGML_Q4_K:
         return _dequant_q4_k(raw, n)
+    if typ == GGML_MXFP4:
+        return _dequant_mxfp4(raw, n)
     raise ValueError("ref_model: tensor %s has unsupported ggml type %d" % (name, typ))
 
 
-_GGML_BYTES = {GGML_F32: (1, 4), GGML_F16: (1, 2), GGML_BF16: (1, 2), GGML_Q8_0: (32, 34), GGML_Q4_K: (256, 144)}
+_GGML_BYTES = {GGML_F32: (1, 4), GGML_F16: (1, 2), GGML_BF16: (1, 2), GGML_Q8_0: (32, 34), GGML_Q4_K: (256, 144),
+               GGML_MXFP4: (32, 17)}
 
 
 def read_gguf(path):

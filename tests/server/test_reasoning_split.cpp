@@ -53,5 +53,34 @@ TEST(ReasoningSplit, DisabledKeepsEverythingInContent) {
   EXPECT_EQ(o.reasoning, "");
 }
 
+// gpt-oss's harmony replies: the analysis channel is reasoning, the final channel content,
+// the framing tokens neither, whatever the pieces cut.
+TEST(ReasoningSplit, HarmonyAnalysisIsReasoningFinalIsContent) {
+  const std::string text =
+      "<|channel|>analysis<|message|>User asks 2+2. Answer 4.<|end|>"
+      "<|start|>assistant<|channel|>final<|message|>It is 4.<|return|>";
+  for (size_t step = 1; step <= text.size(); ++step) {
+    const auto o = run(text, step);
+    EXPECT_EQ(o.reasoning, "User asks 2+2. Answer 4.") << step;
+    EXPECT_EQ(o.content, "It is 4.") << step;
+  }
+  // Generation stops at <|return|> (an end-of-generation token, not decoded): same split.
+  const auto stopped = run("<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>ok", 3);
+  EXPECT_EQ(stopped.reasoning, "think");
+  EXPECT_EQ(stopped.content, "ok");
+  // Still in the analysis when the reply ends (the token limit): all of it is reasoning.
+  const auto cut = run("<|channel|>analysis<|message|>half a thou<|e", 5);
+  EXPECT_EQ(cut.reasoning, "half a thou<|e");
+  EXPECT_EQ(cut.content, "");
+  // Another channel (a tool call's commentary, with its header attributes) is content.
+  const auto tool = run("<|channel|>commentary to=functions.get <|constrain|>json<|message|>{\"x\":1}<|call|>", 4);
+  EXPECT_EQ(tool.reasoning, "");
+  EXPECT_EQ(tool.content, "{\"x\":1}");
+  // Disabled: every byte is content.
+  EXPECT_EQ(run(text, 7, false).content, text);
+  // Text that only looks like the start of a channel tag is content.
+  EXPECT_EQ(run("<|chan is not a tag", 2).content, "<|chan is not a tag");
+}
+
 }  // namespace
 }  // namespace triattn::server

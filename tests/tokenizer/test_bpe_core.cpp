@@ -148,6 +148,33 @@ TEST(BpeTokenizer, SpecialAndAddedTokens) {
   EXPECT_EQ(tok->eog_ids(), std::vector<int32_t>{8});
 }
 
+// gpt-oss's harmony vocabulary (it has <|return|> and <|call|>): <|end|> closes a message, not
+// the turn, so it does not end generation; <|return|> and <|call|> do; the framing tokens are
+// decoded as text (the server splits the channels) but are still special when encoding.
+TEST(BpeTokenizer, HarmonyEndsAtReturnOrCallAndKeepsItsFraming) {
+  BpeSpec s = tiny_spec();
+  for (const char* t : {"<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>"}) {
+    s.tokens.push_back(t);
+    s.kinds.push_back(BpeTokenKind::Control);
+  }
+  s.eos_id = 15;  // <|return|>, as gpt-oss's tokenizer_config says
+  auto tok = make_bpe_tokenizer(s);
+  EXPECT_TRUE(tok->is_eog(15));
+  EXPECT_TRUE(tok->is_eog(16));
+  EXPECT_FALSE(tok->is_eog(14));  // <|end|>
+  const std::vector<int32_t> ids{12, 4, 13, 0, 14, 11};
+  EXPECT_EQ(tok->decode(ids), "<|channel|>ab<|message|>a<|end|><|start|>");
+  EXPECT_EQ(tok->encode("<|channel|>ab", false, true), (std::vector<int32_t>{12, 4}));
+  EXPECT_NE(tok->encode("<|channel|>ab", false, false).front(), 12);
+  // Without <|call|> the vocabulary is not harmony's: <|end|> ends a turn (Phi-3) and stays hidden.
+  BpeSpec phi = tiny_spec();
+  phi.tokens.push_back("<|end|>");
+  phi.kinds.push_back(BpeTokenKind::Control);
+  auto p = make_bpe_tokenizer(phi);
+  EXPECT_TRUE(p->is_eog(11));
+  EXPECT_EQ(p->decode(std::vector<int32_t>{4, 11}), "ab");
+}
+
 TEST(BpeTokenizer, LstripRstripEatWhitespaceAroundAddedTokens) {
   BpeSpec s = tiny_spec();
   s.lstrip.assign(s.tokens.size(), 0);
