@@ -114,6 +114,7 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         dequant_q6_k(reinterpret_cast<const BlockQ6_K*>(p) + b, dst + b * kQKK);
       return;
     case DType::Q8_0x4:
+    case DType::Q4_Kx8:
       fail("dequantize_row: ", dtype_name(t), " rows are interleaved; use dequantize_matrix_row");
     case DType::I32:
       break;
