@@ -22,6 +22,7 @@ constexpr uint32_t kNoGgml = 0xFFFFFFFFu;
 // GGML ids: F32=0 F16=1 Q4_0=2 Q8_0=8 Q4_K=12 Q5_K=13 Q6_K=14 I32=26 BF16=30 MXFP4=39.
 // U8 has no GGML id (ggml has signed I8 only); it is a safetensors type here.
 // Q8_0x4: per row the same bytes as Q8_0 (a 4-row group of blocks is 4 x 34 bytes).
+// Q4_Kx8: an 8-row group of blocks is 8 x 148 bytes (Q4_K's 144 plus 4 for unpacked scales).
 constexpr Info kInfo[] = {
     {DType::F32, "f32", 1, 4, 0, DType::F32, 1},
     {DType::F16, "f16", 1, 2, 1, DType::F16, 1},
@@ -35,6 +36,7 @@ constexpr Info kInfo[] = {
     {DType::MXFP4, "mxfp4", 32, 17, 39, DType::MXFP4, 1},
     {DType::U8, "u8", 1, 1, kNoGgml, DType::U8, 1},
     {DType::Q8_0x4, "q8_0x4", 32, 34, kNoGgml, DType::Q8_0, 4},
+    {DType::Q4_Kx8, "q4_kx8", 256, 148, kNoGgml, DType::Q4_K, 8},
 };
 const Info& info(DType t) { return kInfo[static_cast<int>(t)]; }
 bool internal(const Info& i) { return i.file_type != i.type; }

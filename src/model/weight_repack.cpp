@@ -52,6 +52,12 @@ std::optional<DType> interleaved(const TensorView& t) {
   return type;
 }
 
+// t as it will be stored (no data yet): its interleaved type if any, else itself.
+TensorView repacked(const TensorView& t) {
+  const std::optional<DType> type = interleaved(t);
+  return TensorView{type ? *type : t.type, t.shape, nullptr};
+}
+
 }  // namespace
 
 bool repack_enabled(std::optional<bool> opt) {
@@ -86,7 +92,7 @@ void repack_weights(ModelBuilder& model, int threads) {
     if (!interleaved(*t) && in_owned_buffer(model, t->data)) continue;
     item_of[t->data] = items.size();
     items.push_back({*t, total});
-    total += (t->nbytes() + kTensorAlign - 1) / kTensorAlign * kTensorAlign;
+    total += (repacked(*t).nbytes() + kTensorAlign - 1) / kTensorAlign * kTensorAlign;
   }
   if (items.empty()) return;
   uint8_t* arena = model.own(total).data();
@@ -97,10 +103,11 @@ void repack_weights(ModelBuilder& model, int threads) {
   ThreadPool pool(threads);  // 0: hardware concurrency
   for (const Item& it : items) {
     uint8_t* dst = arena + it.offset;
-    if (interleaved(it.source)) {
-      const int64_t groups = it.source.rows() / 4;
+    if (const std::optional<DType> type = interleaved(it.source)) {
+      const int group = interleaved_rows(*type);
+      const int64_t groups = it.source.rows() / group;
       pool.parallel_for(groups, [&](int64_t g0, int64_t g1, int) {
-        ops::interleave(as_matrix(it.source), dst, 4 * g0, 4 * g1);
+        ops::interleave(as_matrix(it.source), dst, group * g0, group * g1);
       }, 64);
     } else {  // same layout, huge pages
       const size_t stride = it.source.row_stride();
@@ -114,8 +121,7 @@ void repack_weights(ModelBuilder& model, int threads) {
   for (TensorView* t : matrices)
     if (auto found = item_of.find(t->data); found != item_of.end()) {
       const Item& it = items[found->second];
-      const std::optional<DType> type = interleaved(it.source);
-      *t = TensorView{type ? *type : it.source.type, it.source.shape, arena + it.offset};
+      *t = TensorView{repacked(it.source).type, it.source.shape, arena + it.offset};
     }
 }
 

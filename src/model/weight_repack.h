@@ -1,8 +1,9 @@
 #pragma once
 // After a model is loaded and checked, the matmul weights move into one buffer of transparent
 // huge pages: rewritten into a faster internal layout where their type has one
-// (ops::interleaved_type: Q8_0 -> Q8_0x4), copied as they are otherwise; the file pages or
-// buffers they came from are handed back, so the model's memory does not double.
+// (ops::interleaved_type: Q8_0 -> Q8_0x4, Q4_K -> Q4_Kx8), copied as they are otherwise;
+// the file pages or buffers they came from are handed back, so the model's memory does not
+// double.
 //
 // Why copy at all: decode streams every weight once per token with several streams per core,
 // and in 4 KiB pages (a file mapping) each stream crosses a page every few hundred

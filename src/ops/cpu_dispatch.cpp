@@ -54,6 +54,7 @@ ActFormat act_format(DType weight_type) {
     case DType::MXFP4:
       return ActFormat::Q8;
     case DType::Q4_K:
+    case DType::Q4_Kx8:
     case DType::Q5_K:
     case DType::Q6_K:
       return ActFormat::Q8K;

@@ -1,5 +1,6 @@
-// Repacking Q8_0 weights into the interleaved Q8_0x4 layout (ops/quant_blocks.h) at load
-// time, and reading single rows back out of it (token embeddings tied to the output matrix).
+// Repacking Q8_0 weights into the interleaved Q8_0x4 layout and Q4_K weights into Q4_Kx8
+// (ops/quant_blocks.h) at load time, and reading single rows back out of them (token
+// embeddings tied to the output matrix).
 #include <cstring>
 
 #include "core/error.h"
@@ -8,22 +9,12 @@
 
 namespace triattn::ops {
 
-std::optional<DType> interleaved_type(const TensorView& w) {
-  if (w.type != DType::Q8_0 || w.shape.size() != 2 || w.empty()) return std::nullopt;
-  if (w.shape[0] % interleaved_rows(DType::Q8_0x4) != 0 || w.shape[1] % kQK != 0) return std::nullopt;
-  return DType::Q8_0x4;
-}
+namespace {
 
-void interleave(const TensorView& w, void* dst, int64_t r0, int64_t r1) {
-  if (!interleaved_type(w))
-    fail("interleave: a ", dtype_name(w.type), " tensor of ", w.shape.size(),
-         " dims cannot be interleaved (needs 2-D q8_0 with rows a multiple of 4)");
-  if (r1 < 0) r1 = w.rows();
-  if (r0 < 0 || r0 > r1 || r1 > w.rows() || r0 % 4 != 0 || r1 % 4 != 0)
-    fail("interleave: rows [", r0, ", ", r1, ") are not whole groups of 4 within ", w.rows());
+void interleave_q8_0(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
   const int64_t nb = w.cols() / kQK;
   auto* out = static_cast<BlockQ8_0x4*>(dst);
-  for (int64_t g = r0 / 4; g < r1 / 4; ++g)
+  for (int64_t g = g0; g < g1; ++g)
     for (int64_t b = 0; b < nb; ++b) {
       BlockQ8_0x4& o = out[g * nb + b];
       for (int r = 0; r < 4; ++r) {
@@ -34,20 +25,120 @@ void interleave(const TensorView& w, void* dst, int64_t r0, int64_t r1) {
     }
 }
 
+// Quant e (0..255) of a Q4_K block: chunk e/64, low nibbles for its first 32 elements.
+inline uint8_t q4_k_quant(const BlockQ4_K& b, int e) {
+  const uint8_t byte = b.qs[32 * (e / 64) + e % 32];
+  return e % 64 < 32 ? byte & 0xF : byte >> 4;
+}
+
+void interleave_q4_k(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
+  const int64_t nb = w.cols() / kQKK;
+  auto* out = static_cast<BlockQ4_Kx8*>(dst);
+  for (int64_t g = g0; g < g1; ++g)
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockQ4_Kx8& o = out[g * nb + b];
+      for (int r = 0; r < 8; ++r) {
+        const BlockQ4_K& in = reinterpret_cast<const BlockQ4_K*>(w.row(8 * g + r))[b];
+        o.d[r] = in.d;
+        o.dmin[r] = in.dmin;
+        for (int j = 0; j < 8; ++j) unpack_scale_min_k4(j, in.scales, &o.scales[8 * j + r], &o.mins[8 * j + r]);
+        for (int j = 0; j < 8; ++j)
+          for (int k = 0; k < 4; ++k)
+            for (int i = 0; i < 4; ++i) {
+              const int e = 32 * j + 8 * k + i;
+              o.qs[128 * j + 32 * k + 4 * r + i] =
+                  static_cast<uint8_t>(q4_k_quant(in, e) | q4_k_quant(in, e + 4) << 4);
+            }
+      }
+    }
+}
+
+// Row `lane` of one Q4_Kx8 block column back in Q4_K form. The 6-bit scales and mins are
+// repacked by the inverse of unpack_scale_min_k4, so the row is the file's bytes exactly.
+BlockQ4_K q4_k_row_block(const BlockQ4_Kx8& x, int lane) {
+  BlockQ4_K b{};
+  b.d = x.d[lane];
+  b.dmin = x.dmin[lane];
+  for (int j = 0; j < 8; ++j) {
+    const uint8_t sc = x.scales[8 * j + lane], m = x.mins[8 * j + lane];
+    if (j < 4) {
+      b.scales[j] = static_cast<uint8_t>((b.scales[j] & 0xC0) | sc);
+      b.scales[j + 4] = static_cast<uint8_t>((b.scales[j + 4] & 0xC0) | m);
+    } else {
+      b.scales[j + 4] = static_cast<uint8_t>((sc & 0xF) | (m & 0xF) << 4);
+      b.scales[j - 4] = static_cast<uint8_t>((b.scales[j - 4] & 0x3F) | (sc >> 4) << 6);
+      b.scales[j] = static_cast<uint8_t>((b.scales[j] & 0x3F) | (m >> 4) << 6);
+    }
+  }
+  for (int j = 0; j < 8; ++j)
+    for (int k = 0; k < 4; ++k)
+      for (int i = 0; i < 4; ++i) {
+        const uint8_t byte = x.qs[128 * j + 32 * k + 4 * lane + i];
+        for (int h = 0; h < 2; ++h) {
+          const int e = 32 * j + 8 * k + 4 * h + i;
+          const uint8_t q = h ? byte >> 4 : byte & 0xF;
+          uint8_t& dst = b.qs[32 * (e / 64) + e % 32];
+          dst = static_cast<uint8_t>(e % 64 < 32 ? (dst & 0xF0) | q : (dst & 0x0F) | q << 4);
+        }
+      }
+  return b;
+}
+
+}  // namespace
+
+std::optional<DType> interleaved_type(const TensorView& w) {
+  if (w.shape.size() != 2 || w.empty()) return std::nullopt;
+  DType to;
+  if (w.type == DType::Q8_0)
+    to = DType::Q8_0x4;
+  else if (w.type == DType::Q4_K)
+    to = DType::Q4_Kx8;
+  else
+    return std::nullopt;
+  if (w.shape[0] % interleaved_rows(to) != 0 || w.shape[1] % block_size(to) != 0) return std::nullopt;
+  return to;
+}
+
+void interleave(const TensorView& w, void* dst, int64_t r0, int64_t r1) {
+  const std::optional<DType> to = interleaved_type(w);
+  if (!to)
+    fail("interleave: a ", dtype_name(w.type), " tensor of ", w.shape.size(),
+         " dims cannot be interleaved (needs 2-D q8_0 with rows a multiple of 4, or q4_k with rows a "
+         "multiple of 8)");
+  const int group = interleaved_rows(*to);
+  if (r1 < 0) r1 = w.rows();
+  if (r0 < 0 || r0 > r1 || r1 > w.rows() || r0 % group != 0 || r1 % group != 0)
+    fail("interleave: rows [", r0, ", ", r1, ") are not whole groups of ", group, " within ", w.rows());
+  if (*to == DType::Q8_0x4)
+    interleave_q8_0(w, dst, r0 / group, r1 / group);
+  else
+    interleave_q4_k(w, dst, r0 / group, r1 / group);
+}
+
 void dequantize_matrix_row(const TensorView& w, int64_t r, float* dst) {
   if (w.shape.size() != 2 || r < 0 || r >= w.shape[0])
     fail("dequantize_matrix_row: row ", r, " outside a tensor of ", w.shape.size() == 2 ? w.shape[0] : 0,
          " rows");
-  if (w.type != DType::Q8_0x4) return dequantize_row(w.type, w.row(r), dst, w.cols());
-  // Gather the row's blocks out of its group into Q8_0 form, then dequantize as usual.
-  const int64_t nb = w.cols() / kQK;
-  const auto* group = reinterpret_cast<const BlockQ8_0x4*>(w.row(r - r % 4));
-  const int lane = static_cast<int>(r % 4);
-  BlockQ8_0 block;
-  for (int64_t b = 0; b < nb; ++b) {
-    block.d = group[b].d[lane];
-    for (int c = 0; c < 4; ++c) std::memcpy(block.qs + 8 * c, group[b].qs + 32 * c + 8 * lane, 8);
-    dequantize_row(DType::Q8_0, &block, dst + b * kQK, kQK);
+  const int group = interleaved_rows(w.type);
+  if (group == 1) return dequantize_row(w.type, w.row(r), dst, w.cols());
+  // Gather the row's blocks out of its group into the file type's form, then dequantize as
+  // usual.
+  const int lane = static_cast<int>(r % group);
+  const void* group_data = static_cast<const uint8_t*>(w.data) + (r - lane) * w.row_stride();
+  if (w.type == DType::Q8_0x4) {
+    const auto* blocks = static_cast<const BlockQ8_0x4*>(group_data);
+    BlockQ8_0 block;
+    for (int64_t b = 0; b < w.cols() / kQK; ++b) {
+      block.d = blocks[b].d[lane];
+      for (int c = 0; c < 4; ++c) std::memcpy(block.qs + 8 * c, blocks[b].qs + 32 * c + 8 * lane, 8);
+      dequantize_row(DType::Q8_0, &block, dst + b * kQK, kQK);
+    }
+    return;
+  }
+  const auto* blocks = static_cast<const BlockQ4_Kx8*>(group_data);
+  for (int64_t b = 0; b < w.cols() / kQKK; ++b) {
+    const BlockQ4_K block = q4_k_row_block(blocks[b], lane);
+    dequantize_row(DType::Q4_K, &block, dst + b * kQKK, kQKK);
   }
 }
 

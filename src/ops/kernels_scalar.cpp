@@ -167,6 +167,39 @@ void matmul_rows_q8_0x4(const MatmulJob& j, int64_t r0, int64_t r1) {
   }
 }
 
+// Q4_Kx8 (quant_blocks.h): dot_block_k4's integer sums for the eight rows of each group and
+// the same float steps, so it gives Q4_K's bits exactly.
+void matmul_rows_q4_kx8(const MatmulJob& j, int64_t r0, int64_t r1) {
+  const int64_t nb = j.cols / kQKK;
+  for (int64_t g = r0 / 8; g < r1 / 8; ++g) {  // r0, r1: multiples of 8
+    const auto* wb = reinterpret_cast<const BlockQ4_Kx8*>(j.w + 8 * g * j.w_stride);
+    for (int64_t t = 0; t < j.n_tokens; ++t) {
+      const auto* xb = reinterpret_cast<const ActQ8K*>(j.x + t * j.x_stride);
+      for (int r = 0; r < 8; ++r) {
+        float sum = 0;
+        for (int64_t b = 0; b < nb; ++b) {
+          const BlockQ4_Kx8& w = wb[b];
+          const ActQ8K& a = xb[b];
+          int32_t sumi = 0, summ = 0;
+          for (int sub = 0; sub < 8; ++sub) {
+            int32_t s = 0;
+            for (int k = 0; k < 4; ++k)
+              for (int i = 0; i < 4; ++i) {
+                const uint8_t byte = w.qs[128 * sub + 32 * k + 4 * r + i];
+                s += (byte & 0xF) * a.qs[32 * sub + 8 * k + i] + (byte >> 4) * a.qs[32 * sub + 8 * k + 4 + i];
+              }
+            sumi += w.scales[8 * sub + r] * s;
+            summ += w.mins[8 * sub + r] * (a.bsums[2 * sub] + a.bsums[2 * sub + 1]);
+          }
+          sum += a.d * (f16_to_f32(w.d[r]) * static_cast<float>(sumi) -
+                        f16_to_f32(w.dmin[r]) * static_cast<float>(summ));
+        }
+        j.y[t * j.y_stride + 8 * g + r] = sum;
+      }
+    }
+  }
+}
+
 float dot_f32(const float* a, const float* b, int64_t n) {
   return dot_row_f32(reinterpret_cast<const uint8_t*>(a), reinterpret_cast<const uint8_t*>(b), n);
 }
@@ -257,6 +290,7 @@ KernelTable make_table() {
   t.matmul[static_cast<int>(DType::BF16)] = matmul_rows<dot_row_half<bf16_to_f32>>;
   t.matmul[static_cast<int>(DType::Q8_0)] = matmul_rows<dot_row_q8_0>;
   t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_rows_q8_0x4;
+  t.matmul[static_cast<int>(DType::Q4_Kx8)] = matmul_rows_q4_kx8;
   t.matmul[static_cast<int>(DType::Q4_0)] = matmul_rows<dot_row_q4_0>;
   t.matmul[static_cast<int>(DType::Q4_K)] = matmul_rows<dot_row_q4_k>;
   t.matmul[static_cast<int>(DType::Q5_K)] = matmul_rows<dot_row_q5_k>;

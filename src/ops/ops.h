@@ -21,11 +21,13 @@ void dequantize_matrix_row(const TensorView& w, int64_t r, float* dst);
 void quantize_row(DType t, const float* src, void* dst, int64_t n);
 
 // Load-time repacking into the internal layouts (core/dtype.h): the interleaved type a weight
-// can be stored as for faster matmuls (Q8_0 with rows a multiple of 4 -> Q8_0x4), or nullopt.
+// can be stored as for faster matmuls (Q8_0 with rows a multiple of 4 -> Q8_0x4, Q4_K with
+// rows a multiple of 8 -> Q4_Kx8), or nullopt.
 std::optional<DType> interleaved_type(const TensorView& w);
 // Writes rows [r0, r1) of w (r1 = -1: to the end; both multiples of interleaved_rows) in
-// *interleaved_type(w) into dst, which is the whole tensor's w.nbytes() bytes; ranges may be
-// written by different threads. Throws if w cannot be interleaved.
+// *interleaved_type(w) into dst, which holds the whole tensor in that type (its nbytes(); for
+// Q4_Kx8 more than w's); ranges may be written by different threads. Throws if w cannot be
+// interleaved.
 void interleave(const TensorView& w, void* dst, int64_t r0 = 0, int64_t r1 = -1);
 
 // y[t * rows + r] = dot(w.row(r), x + t * cols) for t in [0, n_tokens).

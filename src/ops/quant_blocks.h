@@ -69,6 +69,28 @@ struct BlockQ8_0x4 {
   int8_t qs[4 * kQK];
 };
 
+// Q4_Kx8 (DType::Q4_Kx8, made at load time from Q4_K; never in a file): rows 8g..8g+7 of a
+// matrix interleaved. Group g holds, for each 256-element block column b in order, one
+// BlockQ4_Kx8: the eight rows' d and dmin, their 6-bit sub-block scales and mins unpacked
+// to one byte each (sub-block-major: scales[8j + r] is sub-block j of row r), and their
+// quants in 32 chunks of 8 elements,
+//   qs[128j + 32k + 4r + i] = (quant 32j + 8k + i) | (quant 32j + 8k + 4 + i) << 4
+//                             of row 8g + r's block b   (j < 8 sub-blocks, k < 4, r < 8, i < 4).
+// One 32-byte load at qs + 128j + 32k gives, in its low and in its high nibbles, four
+// consecutive quants of every row in each 32-bit lane: a byte dot product against four
+// activation bytes broadcast to every lane is one row's partial sum per lane, eight rows
+// per instruction, and the sub-block's scales multiply all eight rows' sums at once. (The
+// Q4_K row kernel spends most of its instructions unpacking scales and moving nibbles into
+// place once per row; here that work is shared by eight rows and, in prefill, every token.)
+// Group g starts at byte 8g * row_bytes(Q4_Kx8, cols) = 8g * 148 per block column.
+struct BlockQ4_Kx8 {
+  uint16_t d[8];     // f16, rows 0..7
+  uint16_t dmin[8];  // f16
+  uint8_t scales[64];
+  uint8_t mins[64];
+  uint8_t qs[1024];
+};
+
 // MXFP4 (OCP microscaling FP4, GGML type 39; gpt-oss experts): 32 E2M1 values sharing one
 // power-of-two scale. Element j in the low nibble of qs[j], element j+16 in the high nibble
 // (as Q4_0); value = kMxfp4Values[nibble] * 2^(e - 128). The table holds twice the E2M1
@@ -91,6 +113,7 @@ inline float mxfp4_scale(uint8_t e) {
 static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockMxfp4) == 17);
 static_assert(sizeof(BlockQ8_0x4) == 4 * sizeof(BlockQ8_0));
+static_assert(sizeof(BlockQ4_Kx8) == 8 * 148);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);

@@ -85,6 +85,7 @@ float element(DType t, const void* row, int64_t i) {
     case DType::I32:
     case DType::U8:
     case DType::Q8_0x4:  // rows are not contiguous: see matrix_element
+    case DType::Q4_Kx8:
       break;
   }
   fail("ref::element: unsupported type ", dtype_name(t));
@@ -96,6 +97,20 @@ void dequantize_row(DType t, const void* row, float* out, int64_t n) {
 }
 
 float matrix_element(const TensorView& w, int64_t r, int64_t i) {
+  if (w.type == DType::Q4_Kx8) {
+    // Group r/8, block column i/256 of 1184 bytes: d[8], dmin[8] (f16), scales[8][8] and
+    // mins[8][8] by sub-block then row, then sub-block j's 4 chunks of 8 rows x 4 bytes, whose
+    // low nibbles hold elements 8k..8k+3 of the sub-block and high nibbles 8k+4..8k+7.
+    const auto* group = static_cast<const uint8_t*>(w.data) + (r / 8) * 8 * w.row_stride();
+    const uint8_t* block = group + (i / 256) * 1184;
+    const int lane = static_cast<int>(r % 8), e = static_cast<int>(i % 256);
+    const int j = e / 32, k = (e % 32) / 8, h = (e % 8) / 4, n = e % 4;
+    const float d = f16_to_f32(u16(block + 2 * lane)), dmin = f16_to_f32(u16(block + 16 + 2 * lane));
+    const uint8_t sc = block[32 + 8 * j + lane], m = block[96 + 8 * j + lane];
+    const uint8_t byte = block[160 + 128 * j + 32 * k + 4 * lane + n];
+    const int q = h ? byte >> 4 : byte & 0xF;
+    return d * sc * static_cast<float>(q) - dmin * m;
+  }
   if (w.type != DType::Q8_0x4) return element(w.type, w.row(r), i);
   // Group r/4, block column i/32: 4 f16 scales, then chunk c = (i%32)/8 of rows 0..3.
   const auto* group = static_cast<const uint8_t*>(w.data) + (r / 4) * 4 * w.row_stride();

@@ -1,4 +1,5 @@
-// Load-time repacking (model/weight_repack.h): Q8_0 matrices become Q8_0x4, the tied token
+// Load-time repacking (model/weight_repack.h): Q8_0 matrices become Q8_0x4 and Q4_K ones
+// Q4_Kx8, the tied token
 // embedding reads through the repacked output matrix, the buffers they came from are freed,
 // other types are copied unchanged, and the logits match the file layout's (to float rounding
 // where the layout changed, exactly where it did not).
@@ -46,31 +47,44 @@ std::vector<const TensorView*> layer_matrices(const Model& m) {
   return out;
 }
 
-TEST(WeightRepack, Q8_0MatricesAreInterleavedAndComputeTheSame) {
+TEST(WeightRepack, Q8_0AndQ4_KMatricesAreInterleavedAndComputeTheSame) {
+  for (const DType file : {DType::Q8_0, DType::Q4_K})
   for (const char* preset : {"tiny-qwen3", "tiny-llama"}) {  // tied embedding; q/k reordered copies
-    SCOPED_TRACE(preset);
+    SCOPED_TRACE(::testing::Message() << preset << " " << dtype_name(file));
     test::TempDir dir;
-    const ModelConfig cfg = model_preset(preset);
-    write_random_gguf(cfg, {DType::Q8_0, 5}, dir.file("m.gguf"));
+    ModelConfig cfg = model_preset(preset);
+    if (file == DType::Q4_K) {  // every matrix's columns a whole number of K-quant blocks
+      cfg.n_embd = 256;
+      cfg.head_dim = 64;
+      cfg.n_ff = 256;
+    }
+    const DType to = file == DType::Q8_0 ? DType::Q8_0x4 : DType::Q4_Kx8;
+    write_random_gguf(cfg, {file, 5}, dir.file("m.gguf"));
     const auto plain = Model::load(dir.file("m.gguf"), {.repack = false});
     // Repacked on one thread (the pool runs inline) and on two.
     const auto packed = Model::load(dir.file("m.gguf"), {.repack = true, .threads = cfg.arch == "llama" ? 1 : 2});
 
-    for (const TensorView* t : layer_matrices(*plain)) EXPECT_EQ(t->type, DType::Q8_0);
-    size_t repacked_bytes = 0, reordered_bytes = 0;
+    for (const TensorView* t : layer_matrices(*plain)) EXPECT_EQ(t->type, file);
+    size_t repacked_bytes = 0, reordered_bytes = 0, file_bytes = 0;
     for (const TensorView* t : layer_matrices(*packed)) {
-      EXPECT_EQ(t->type, DType::Q8_0x4);
+      EXPECT_EQ(t->type, to);
       repacked_bytes += t->nbytes();
+      file_bytes += TensorView{file, t->shape, nullptr}.nbytes();
     }
-    EXPECT_EQ(packed->weights().output.type, DType::Q8_0x4);
+    EXPECT_EQ(packed->weights().output.type, to);
     repacked_bytes += packed->weights().output.nbytes();
+    file_bytes += TensorView{file, packed->weights().output.shape, nullptr}.nbytes();
     if (cfg.tied_embeddings) {
       EXPECT_EQ(packed->weights().tok_embd.data, packed->weights().output.data);
     } else {
-      EXPECT_EQ(packed->weights().tok_embd.type, DType::Q8_0);  // lookups only: left as stored
+      EXPECT_EQ(packed->weights().tok_embd.type, file);  // lookups only: left as stored
     }
-    EXPECT_EQ(packed->weight_type_name(), "q8_0");  // named as in the file
-    EXPECT_EQ(packed->weight_bytes(), plain->weight_bytes());
+    EXPECT_EQ(packed->weight_type_name(), dtype_name(file));  // named as in the file
+    // Bytes held: Q8_0x4 is Q8_0's size, Q4_Kx8 adds its unpacked scales.
+    EXPECT_EQ(packed->weight_bytes(), plain->weight_bytes() + (repacked_bytes - file_bytes));
+    if (file == DType::Q8_0) {
+      EXPECT_EQ(repacked_bytes, file_bytes);
+    }
 
     // Llama's q/k rows were reordered into owned copies at load; repacking frees them, so the
     // owned memory grows by the repacked tensors minus those copies (plus alignment).
@@ -94,13 +108,13 @@ TEST(WeightRepack, Q8_0MatricesAreInterleavedAndComputeTheSame) {
 }
 
 TEST(WeightRepack, OtherTypesAreCopiedUnchangedIntoOwnedMemory) {
-  // F16 and K-quants have no interleaved layout: they move out of the file mapping into the
+  // F16, Q5_K and Q6_K have no interleaved layout: they move out of the file mapping into the
   // huge-page arena byte for byte, so the logits are exactly the mapped model's.
   ModelConfig cfg = model_preset("tiny-qwen3");
   cfg.n_embd = 256;  // every matrix's columns a whole number of K-quant blocks
   cfg.head_dim = 64;
   cfg.n_ff = 256;
-  for (const MakerOptions spec : {MakerOptions{DType::F16, 5}, MakerOptions{DType::Q4_K, 5}}) {
+  for (const MakerOptions spec : {MakerOptions{DType::F16, 5}, MakerOptions{DType::Q6_K, 5}}) {
     SCOPED_TRACE(dtype_name(spec.weight_type));
     test::TempDir dir;
     write_random_gguf(cfg, spec, dir.file("m.gguf"));

@@ -104,53 +104,62 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsaShapeAndThreadCount) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest, ::testing::ValuesIn(testing::weight_types()),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-// Q8_0x4 (Q8_0 rows interleaved by 4 at load time): the same checks as every file type, the
-// reference reading the interleaved bytes by its own index arithmetic (ref::matrix_element).
-TEST(Matmul, InterleavedQ8_0MatchesReferenceOnEveryIsaShapeAndThreadCount) {
+// The interleaved layouts made at load time (Q8_0 rows by 4 into Q8_0x4, Q4_K rows by 8 into
+// Q4_Kx8): the same checks as every file type, the reference reading the interleaved bytes by
+// its own index arithmetic (ref::matrix_element).
+TEST(Matmul, InterleavedLayoutsMatchReferenceOnEveryIsaShapeAndThreadCount) {
   std::vector<std::unique_ptr<ThreadPool>> pools;
   for (int n : {1, 2, 3}) pools.push_back(std::make_unique<ThreadPool>(n));
   uint32_t seed = 500;
-  for (int64_t cols : {32, 96, 416})
-    // 300 rows: several scheduling grains per thread, so decode runs its multi-stream path.
-    for (int64_t rows : {4, 36, 152, 300})
-      for (bool arbitrary : {false, true}) {
-        const std::vector<uint8_t> qbytes = arbitrary ? testing::random_blocks(DType::Q8_0, rows, cols, ++seed)
-                                                      : testing::quantized_weights(DType::Q8_0, rows, cols, ++seed);
-        const TensorView q{DType::Q8_0, {rows, cols}, qbytes.data()};
-        std::vector<uint8_t> xbytes(q.nbytes());
-        interleave(q, xbytes.data());
-        const TensorView w{DType::Q8_0x4, {rows, cols}, xbytes.data()};
-        std::vector<float> wd(static_cast<size_t>(rows * cols));
-        for (int64_t r = 0; r < rows; ++r) ref::dequantize_row(DType::Q8_0, q.row(r), wd.data() + r * cols, cols);
-        for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 33}) {
-          SCOPED_TRACE(::testing::Message() << "rows " << rows << " cols " << cols << " tokens " << n_tokens
-                                            << (arbitrary ? " arbitrary" : " quantized"));
-          const std::vector<float> x = testing::random_floats(static_cast<size_t>(n_tokens * cols), ++seed);
-          std::vector<float> expect(static_cast<size_t>(rows * n_tokens)), from_rows(expect.size());
-          ref::matmul(w, x.data(), n_tokens, expect.data());
-          ref::matmul(q, x.data(), n_tokens, from_rows.data());
-          ASSERT_EQ(expect, from_rows);  // the reference reads the same weights either way
-          const std::vector<double> tol = tolerances(DType::Q8_0, wd, x, rows, cols, n_tokens);
-          for (Isa isa : supported_isas()) {
-            IsaGuard guard(isa);
-            std::vector<float> serial(expect.size(), NAN);
-            matmul(w, x.data(), n_tokens, serial.data(), nullptr);
-            for (size_t i = 0; i < serial.size(); ++i)
-              ASSERT_NEAR(serial[i], expect[i], tol[i]) << isa_name(isa) << " output " << i;
-            if (isa == Isa::Scalar) {  // the scalar kernel sums exactly as the Q8_0 one does
-              std::vector<float> plain(expect.size(), NAN);
-              matmul(q, x.data(), n_tokens, plain.data(), nullptr);
-              ASSERT_EQ(serial, plain);
-            }
-            for (auto& pool : pools) {
-              std::vector<float> y(expect.size(), NAN);
-              matmul(w, x.data(), n_tokens, y.data(), pool.get());
-              for (size_t i = 0; i < y.size(); ++i)
-                ASSERT_EQ(y[i], serial[i]) << isa_name(isa) << " threads " << pool->size() << " output " << i;
+  struct Case {
+    DType file;
+    std::vector<int64_t> cols, rows;
+  };
+  // Rows up to 300+: several scheduling grains per thread, so decode runs its multi-stream path.
+  const Case cases[] = {{DType::Q8_0, {32, 96, 416}, {4, 36, 152, 300}},
+                        {DType::Q4_K, {256, 768}, {8, 40, 152, 304}}};
+  for (const Case& c : cases)
+    for (int64_t cols : c.cols)
+      for (int64_t rows : c.rows)
+        for (bool arbitrary : {false, true}) {
+          const std::vector<uint8_t> qbytes = arbitrary ? testing::random_blocks(c.file, rows, cols, ++seed)
+                                                        : testing::quantized_weights(c.file, rows, cols, ++seed);
+          const TensorView q{c.file, {rows, cols}, qbytes.data()};
+          const DType to = *interleaved_type(q);
+          std::vector<uint8_t> xbytes(TensorView{to, {rows, cols}, nullptr}.nbytes());
+          interleave(q, xbytes.data());
+          const TensorView w{to, {rows, cols}, xbytes.data()};
+          std::vector<float> wd(static_cast<size_t>(rows * cols));
+          for (int64_t r = 0; r < rows; ++r) ref::dequantize_row(c.file, q.row(r), wd.data() + r * cols, cols);
+          for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 33}) {
+            SCOPED_TRACE(::testing::Message() << dtype_name(to) << " rows " << rows << " cols " << cols << " tokens "
+                                              << n_tokens << (arbitrary ? " arbitrary" : " quantized"));
+            const std::vector<float> x = testing::random_floats(static_cast<size_t>(n_tokens * cols), ++seed);
+            std::vector<float> expect(static_cast<size_t>(rows * n_tokens)), from_rows(expect.size());
+            ref::matmul(w, x.data(), n_tokens, expect.data());
+            ref::matmul(q, x.data(), n_tokens, from_rows.data());
+            ASSERT_EQ(expect, from_rows);  // the reference reads the same weights either way
+            const std::vector<double> tol = tolerances(c.file, wd, x, rows, cols, n_tokens);
+            for (Isa isa : supported_isas()) {
+              IsaGuard guard(isa);
+              std::vector<float> serial(expect.size(), NAN);
+              matmul(w, x.data(), n_tokens, serial.data(), nullptr);
+              for (size_t i = 0; i < serial.size(); ++i)
+                ASSERT_NEAR(serial[i], expect[i], tol[i]) << isa_name(isa) << " output " << i;
+              if (isa == Isa::Scalar) {  // the scalar kernel sums exactly as the file type's does
+                std::vector<float> plain(expect.size(), NAN);
+                matmul(q, x.data(), n_tokens, plain.data(), nullptr);
+                ASSERT_EQ(serial, plain);
+              }
+              for (auto& pool : pools) {
+                std::vector<float> y(expect.size(), NAN);
+                matmul(w, x.data(), n_tokens, y.data(), pool.get());
+                for (size_t i = 0; i < y.size(); ++i)
+                  ASSERT_EQ(y[i], serial[i]) << isa_name(isa) << " threads " << pool->size() << " output " << i;
+              }
             }
           }
         }
-      }
 }
 
 TEST(Matmul, LargeMatrixSplitsRowsAcrossThreads) {
@@ -282,6 +291,9 @@ TEST(Matmul, RejectsBadWeights) {
   EXPECT_THROW(matmul(partial, buf.data(), 1, y.data(), nullptr), Error);
   TensorView split_group{DType::Q8_0x4, {2, 32}, buf.data()};  // groups are 4 rows
   EXPECT_THROW(matmul(split_group, buf.data(), 1, y.data(), nullptr), Error);
+  std::vector<uint8_t> kx8(4 * 148);
+  TensorView split_kx8{DType::Q4_Kx8, {4, 256}, kx8.data()};  // groups are 8 rows
+  EXPECT_THROW(matmul(split_kx8, buf.data(), 1, y.data(), nullptr), Error);
 }
 
 TEST(Isa, ForcingEachSupportedIsaTakesEffect) {
