@@ -406,6 +406,21 @@ void set_experts(ModelConfig& c, int n_expert, int n_used, int n_ff) {
   if (arch_info(c.arch).traits.hf_fused_experts) c.n_ff = c.n_ff_expert;  // gpt-oss: one intermediate_size
 }
 
+namespace {
+// Per rotary band, the divisor that turns the unscaled frequency into the llama3-scaled one
+// (1 for short wavelengths, the factor for long ones, a blend between): what llama.cpp's
+// GGUFs carry in rope_freqs.weight and our loader applies (ModelConfig::rope_freq_factors).
+std::vector<float> llama3_freq_factors(const ModelConfig& cfg) {
+  ModelConfig plain = cfg;
+  plain.rope_scaling = RopeScaling{};
+  plain.rope_freq_factors.clear();
+  const std::vector<float> base = plain.rope_freqs(), scaled = cfg.rope_freqs();
+  std::vector<float> factors(base.size());
+  for (size_t f = 0; f < base.size(); ++f) factors[f] = base[f] / scaled[f];
+  return factors;
+}
+}  // namespace
+
 void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& path) {
   cfg.validate();
   const std::string a = cfg.arch + ".";
@@ -437,7 +452,9 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
       w.set_bool(a + "expert_weights_norm", cfg.expert_weights_norm);
   }
   const RopeScaling& rs = cfg.rope_scaling;
-  if (rs.type != RopeScalingType::None) {
+  // llama3 scaling is written as llama.cpp's converter writes it: no scaling keys (llama.cpp
+  // refuses the type name "llama3") and the per-band divisors in rope_freqs.weight (below).
+  if (rs.type != RopeScalingType::None && rs.type != RopeScalingType::Llama3) {
     w.set_string(a + "rope.scaling.type", rope_scaling_name(rs.type));
     w.set_f32(a + "rope.scaling.factor", rs.factor);
     if (rs.original_context > 0)
@@ -509,6 +526,11 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
       }
     };
     w.add_tensor_rows(t.gguf, type, t.shape, std::move(fill));
+  }
+  if (rs.type == RopeScalingType::Llama3) {
+    std::vector<float> factors = llama3_freq_factors(cfg);
+    w.add_tensor("rope_freqs.weight", DType::F32, {static_cast<int64_t>(factors.size())}, factors.data(),
+                 factors.size() * sizeof(float));
   }
   w.write(path);
 }

@@ -241,11 +241,22 @@ TEST(MakerGguf, RealShapesOneLayerLlama3Scaling) {
   cfg.vocab_size = 512;
   write_random_gguf(cfg, {DType::Q4_K, 1}, dir.file("l.gguf"));
   auto f = GgufFile::open(dir.file("l.gguf"));
-  EXPECT_EQ(f->get_string("llama.rope.scaling.type"), "llama3");
-  EXPECT_EQ(f->get_float("llama.rope.scaling.factor"), 32.0);
-  EXPECT_EQ(f->get_int("llama.rope.scaling.original_context_length"), 8192);
-  EXPECT_EQ(f->get_float("llama.rope.scaling.low_freq_factor"), 1.0);
-  EXPECT_EQ(f->get_float("llama.rope.scaling.high_freq_factor"), 4.0);
+  // llama3 scaling as llama.cpp's converter writes it (llama.cpp refuses a scaling type
+  // "llama3"): no scaling keys, per-band divisors in rope_freqs.weight, 1 for the shortest
+  // wavelength and the factor 32 for the longest; loaded back, the same frequencies.
+  EXPECT_FALSE(f->has("llama.rope.scaling.type"));
+  const auto* freqs = f->find_tensor("rope_freqs.weight");
+  ASSERT_NE(freqs, nullptr);
+  EXPECT_EQ(freqs->type, DType::F32);
+  EXPECT_EQ(freqs->shape, (std::vector<int64_t>{32}));
+  const auto loaded = Model::load(dir.file("l.gguf"));
+  EXPECT_EQ(loaded->config().rope_scaling.type, RopeScalingType::None);
+  ASSERT_EQ(loaded->config().rope_freq_factors.size(), 32u);
+  EXPECT_NEAR(loaded->config().rope_freq_factors[0], 1.0f, 1e-6);
+  EXPECT_NEAR(loaded->config().rope_freq_factors[31], 32.0f, 1e-4);
+  const std::vector<float> want = cfg.rope_freqs(), got = loaded->config().rope_freqs();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6 * want[i]) << "band " << i;
   EXPECT_EQ(f->get_int("llama.context_length"), 131072);
   const auto* q = f->find_tensor("blk.0.attn_q.weight");
   EXPECT_EQ(q->type, DType::Q4_K);
