@@ -12,6 +12,10 @@
 #   REPS            repetitions per measurement       (default 3)
 #   THREADS         worker threads                    (default 2)
 #   BUDGET          TriAttention budget B             (default 2048)
+#   LLAMA_BENCH     a llama-bench binary built from llama.cpp outside this repository (optional):
+#                   run on the same file right after each of our runs (pp512, tg128)
+#   LLAMA_DEPTHS    its cache depths (default 0; llama.cpp fills them by real prefill, so 16384
+#                   costs minutes per repetition)
 # Models: Qwen3-0.6B and Llama-3.2-1B shapes in Q8_0, Q4_K_M and F16 (make-model --type q4_k_m
 # writes llama.cpp's Q4_K/Q6_K mix).
 # Results: SCRATCH_DIR/results/<preset>-<type>.json (bench --json), .log (progress), and
@@ -29,6 +33,14 @@ depths="${DEPTHS:-0,4096,16384,32768}"
 reps="${REPS:-3}"
 threads="${THREADS:-2}"
 budget="${BUDGET:-2048}"
+llama="${LLAMA_BENCH:-}"
+llama_depths="${LLAMA_DEPTHS:-0}"
+if [ -n "$llama" ]; then
+  [ -x "$llama" ] || { echo "bench.sh: LLAMA_BENCH=$llama is not executable" >&2; exit 2; }
+  case "$(realpath -m "$llama")/" in
+    "$here"/*) echo "bench.sh: LLAMA_BENCH must be built outside the repository ($here)" >&2; exit 2 ;;
+  esac
+fi
 [ -x "$bin" ] || { echo "bench.sh: $bin is not executable (build it, or set TRIATTN_BINARY)" >&2; exit 2; }
 mkdir -p "$dir/models" "$dir/results"
 
@@ -52,6 +64,13 @@ for m in $models; do
   echo "${cmd[*]}" > "$out.cmd"
   "${cmd[@]}" > "$out.json.tmp" 2> "$out.log"
   mv "$out.json.tmp" "$out.json"
+  if [ -n "$llama" ]; then  # the same file through llama.cpp, right after ours
+    echo "== llama-bench $preset $type (reps $reps, depths $llama_depths)"
+    lcmd=("$llama" -m "$gguf" -t "$threads" -p 512 -n 128 -d "$llama_depths" -r "$reps" -o json)
+    echo "${lcmd[*]}" > "$out.llama.cmd"
+    "${lcmd[@]}" > "$out.llama.tmp" 2>> "$out.log"
+    mv "$out.llama.tmp" "$out.llama"
+  fi
 done
 
 # Tables (markdown), with the issue's targets computed from the same figures.
@@ -60,6 +79,7 @@ import json, os, sys
 d = sys.argv[1]
 for name in sorted(f for f in os.listdir(d) if f.endswith(".json")):
     j = json.load(open(os.path.join(d, name)))
+    llama = os.path.join(d, name[:-5] + ".llama")  # llama-bench -o json on the same file, if run
     m, s = j["machine"], j["settings"]
     W = j["model"]["weight_bytes"]
     print(f"### {name[:-5]}  ({j['model']['weight_type']}, weights {W/2**20:.0f} MiB)\n")
@@ -94,6 +114,19 @@ for name in sorted(f for f in os.listdir(d) if f.endswith(".json")):
         print("| depth | measured speed-up | predicted | achieved | KV peak tri/full | (B+beta)/depth | scoring share |")
         print("|---:|---:|---:|---:|---:|---:|---:|")
         print("\n".join(rows))
+        print()
+    if os.path.exists(llama):
+        print("llama.cpp on the same file (llama-bench, full attention, its own KV type f16):\n")
+        print("| test | depth | llama.cpp tok/s (sd) | triattn full tok/s | triattn / llama.cpp |")
+        print("|---|---:|---:|---:|---:|")
+        for r in json.load(open(llama)):
+            pp = r["n_prompt"] > 0
+            ours = runs.get(("full", r["n_depth"]))
+            mine = (ours["pp_tok_s"] if pp else ours["tg_tok_s"]) if ours and (not pp or r["n_depth"] == 0) else None
+            test = f"pp{r['n_prompt']}" if pp else f"tg{r['n_gen']}"
+            ratio = f"{mine / r['avg_ts']:.2f}x" if mine else ""
+            print(f"| {test} | {r['n_depth']} | {r['avg_ts']:.1f} ({r['stddev_ts']:.1f}) | "
+                  f"{'' if mine is None else f'{mine:.1f}'} | {ratio} |")
         print()
 PY
 cat "$dir/results/tables.md"
