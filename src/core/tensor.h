@@ -3,11 +3,19 @@
 // weight matrix is {rows = out_features, cols = in_features}, each row stored contiguously
 // in row_bytes(type, cols) bytes. GGUF's ne[] order is reversed into this at load time.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/dtype.h"
 
 namespace triattn {
+
+// "[2048, 1024]": a shape as error messages print it.
+inline std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
 
 struct TensorView {
   DType type = DType::F32;

@@ -12,14 +12,6 @@ namespace triattn {
 
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-  os << "]";
-  return os.str();
-}
-
 void expect_shape(const TensorView& t, const std::vector<int64_t>& want, const std::string& name, const std::string& file) {
   if (t.shape != want)
     fail(file, ": tensor '", name, "' has shape ", shape_str(t.shape), ", expected ", shape_str(want));

@@ -10,13 +10,6 @@
 namespace triattn {
 
 namespace {
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-  os << "]";
-  return os.str();
-}
 
 LargeBuffer& own(ModelBuilder& model, size_t bytes) { return model.own(bytes); }
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "forward_test_util.h"
 #include "core/half.h"
 #include "model/arch.h"
 #include "model/attention.h"
@@ -24,31 +25,8 @@
 namespace triattn {
 namespace {
 
-std::vector<float> run_all(Forward& fwd, const ModelConfig& c, std::span<const int32_t> ids, bool one_by_one) {
-  KvCache cache(kv_cache_shape(c, DType::F32));
-  std::vector<std::vector<float>> out;
-  std::vector<float> logits;
-  if (!one_by_one) {
-    ForwardItem item{&cache, ids, ForwardItem::Logits::All};
-    fwd.run(std::span<const ForwardItem>(&item, 1), out);
-    return out[0];
-  }
-  for (size_t t = 0; t < ids.size(); ++t) {
-    ForwardItem one{&cache, ids.subspan(t, 1), ForwardItem::Logits::Last};
-    fwd.run(std::span<const ForwardItem>(&one, 1), out);
-    logits.insert(logits.end(), out[0].begin(), out[0].end());
-  }
-  return logits;
-}
-
-float rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  float worst = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, std::fabs(a[i] - b[i]));
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return worst / scale;
-}
+using test::rel_diff;
+using test::run_all;
 
 TEST(GptOssArch, TableAndRealShape) {
   const ArchInfo* a = find_arch("gpt-oss");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "forward_test_util.h"
 #include "core/error.h"
 #include "model/forward.h"
 #include "model/maker.h"
@@ -171,31 +172,8 @@ KvCacheShape cache_shape(const ModelConfig& c) {
   return s;
 }
 
-std::vector<float> run_all(Forward& fwd, const ModelConfig& c, std::span<const int32_t> ids, bool one_by_one) {
-  KvCache cache(cache_shape(c));
-  std::vector<std::vector<float>> out;
-  std::vector<float> logits;
-  if (!one_by_one) {
-    ForwardItem item{&cache, ids, ForwardItem::Logits::All};
-    fwd.run(std::span<const ForwardItem>(&item, 1), out);
-    return out[0];
-  }
-  for (size_t t = 0; t < ids.size(); ++t) {
-    ForwardItem one{&cache, ids.subspan(t, 1), ForwardItem::Logits::Last};
-    fwd.run(std::span<const ForwardItem>(&one, 1), out);
-    logits.insert(logits.end(), out[0].begin(), out[0].end());
-  }
-  return logits;
-}
-
-float rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  float worst = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, std::fabs(a[i] - b[i]));
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return worst / scale;
-}
+using test::rel_diff;
+using test::run_all;
 
 // Prefill groups the tokens by expert (one product per expert); decode runs one token's
 // experts. Both, and two sequences batched together, give the same logits; in f32 files and
