@@ -1,14 +1,20 @@
 #pragma once
-// Helpers shared by the ops tests: seeded random data, weight rows of every type, and a guard
-// that forces an instruction set for one test and restores the default afterwards.
+// Helpers shared by the ops tests: seeded random data, weight rows of every type, a guard
+// that forces an instruction set for one test and restores the default afterwards, and the
+// every-ISA, every-thread-count matmul check.
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/dtype.h"
 #include "core/half.h"
+#include "core/thread_pool.h"
 #include "ops/ops.h"
 
 namespace triattn::ops::testing {
@@ -89,6 +95,33 @@ class IsaGuard {
   IsaGuard(const IsaGuard&) = delete;
   IsaGuard& operator=(const IsaGuard&) = delete;
 };
+
+// matmul(w, x) on every ISA this CPU runs: within tol[i] of expect[i] on the calling thread,
+// and on each pool bit-identical to that (threads split rows only, so results must not depend
+// on the thread count). Returns each ISA's serial result, in supported_isas() order.
+inline std::vector<std::vector<float>> check_matmul_on_every_isa(
+    const TensorView& w, const std::vector<float>& x, int64_t n_tokens, const std::vector<float>& expect,
+    const std::vector<double>& tol, const std::vector<std::unique_ptr<ThreadPool>>& pools) {
+  std::vector<std::vector<float>> results;
+  for (Isa isa : supported_isas()) {
+    IsaGuard guard(isa);
+    std::vector<float>& serial = results.emplace_back(expect.size(), NAN);
+    matmul(w, x.data(), n_tokens, serial.data(), nullptr);
+    for (size_t i = 0; i < serial.size(); ++i) {
+      EXPECT_NEAR(serial[i], expect[i], tol[i]) << isa_name(isa) << " output " << i;
+      if (!(std::fabs(serial[i] - expect[i]) <= tol[i])) return results;  // one report per case
+    }
+    for (const auto& pool : pools) {
+      std::vector<float> y(expect.size(), NAN);
+      matmul(w, x.data(), n_tokens, y.data(), pool.get());
+      for (size_t i = 0; i < y.size(); ++i) {
+        EXPECT_EQ(y[i], serial[i]) << isa_name(isa) << " threads " << pool->size() << " output " << i;
+        if (y[i] != serial[i]) return results;
+      }
+    }
+  }
+  return results;
+}
 
 inline const std::vector<DType>& weight_types() {
   static const std::vector<DType> t = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,

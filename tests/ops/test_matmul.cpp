@@ -60,7 +60,6 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsaShapeAndThreadCount) {
   const DType t = GetParam();
   std::vector<std::unique_ptr<ThreadPool>> pools;
   for (int n : {1, 2, 3}) pools.push_back(std::make_unique<ThreadPool>(n));
-  const std::vector<Isa> isas = supported_isas();
   uint32_t seed = 1;
   for (int64_t cols : cols_for(t))
     // 150 rows: thread ranges of several rows, so decode runs its multi-stream path.
@@ -81,22 +80,9 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsaShapeAndThreadCount) {
               testing::random_floats(static_cast<size_t>(n_tokens * cols), ++seed);
           std::vector<float> expect(static_cast<size_t>(rows * n_tokens));
           ref::matmul(w, x.data(), n_tokens, expect.data());
-          const std::vector<double> tol = tolerances(t, wd, x, rows, cols, n_tokens);
-          for (Isa isa : isas) {
-            IsaGuard guard(isa);
-            std::vector<float> serial(expect.size(), NAN);
-            matmul(w, x.data(), n_tokens, serial.data(), nullptr);
-            for (size_t i = 0; i < serial.size(); ++i)
-              ASSERT_NEAR(serial[i], expect[i], tol[i]) << isa_name(isa) << " output " << i;
-            // Threads split rows only, so results must not depend on the thread count.
-            for (auto& pool : pools) {
-              std::vector<float> y(expect.size(), NAN);
-              matmul(w, x.data(), n_tokens, y.data(), pool.get());
-              for (size_t i = 0; i < y.size(); ++i)
-                ASSERT_EQ(y[i], serial[i])
-                    << isa_name(isa) << " threads " << pool->size() << " output " << i;
-            }
-          }
+          testing::check_matmul_on_every_isa(w, x, n_tokens, expect, tolerances(t, wd, x, rows, cols, n_tokens),
+                                             pools);
+          ASSERT_FALSE(HasFailure());
         }
       }
 }
@@ -139,25 +125,15 @@ TEST(Matmul, InterleavedLayoutsMatchReferenceOnEveryIsaShapeAndThreadCount) {
             ref::matmul(w, x.data(), n_tokens, expect.data());
             ref::matmul(q, x.data(), n_tokens, from_rows.data());
             ASSERT_EQ(expect, from_rows);  // the reference reads the same weights either way
-            const std::vector<double> tol = tolerances(c.file, wd, x, rows, cols, n_tokens);
-            for (Isa isa : supported_isas()) {
-              IsaGuard guard(isa);
-              std::vector<float> serial(expect.size(), NAN);
-              matmul(w, x.data(), n_tokens, serial.data(), nullptr);
-              for (size_t i = 0; i < serial.size(); ++i)
-                ASSERT_NEAR(serial[i], expect[i], tol[i]) << isa_name(isa) << " output " << i;
-              if (isa == Isa::Scalar) {  // the scalar kernel sums exactly as the file type's does
-                std::vector<float> plain(expect.size(), NAN);
-                matmul(q, x.data(), n_tokens, plain.data(), nullptr);
-                ASSERT_EQ(serial, plain);
-              }
-              for (auto& pool : pools) {
-                std::vector<float> y(expect.size(), NAN);
-                matmul(w, x.data(), n_tokens, y.data(), pool.get());
-                for (size_t i = 0; i < y.size(); ++i)
-                  ASSERT_EQ(y[i], serial[i]) << isa_name(isa) << " threads " << pool->size() << " output " << i;
-              }
-            }
+            const std::vector<std::vector<float>> by_isa = testing::check_matmul_on_every_isa(
+                w, x, n_tokens, expect, tolerances(c.file, wd, x, rows, cols, n_tokens), pools);
+            ASSERT_FALSE(HasFailure());
+            // The scalar kernel (supported_isas() starts with it) sums exactly as the file
+            // type's does.
+            IsaGuard guard(Isa::Scalar);
+            std::vector<float> plain(expect.size(), NAN);
+            matmul(q, x.data(), n_tokens, plain.data(), nullptr);
+            ASSERT_EQ(by_isa.front(), plain);
           }
         }
 }

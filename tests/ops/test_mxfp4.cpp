@@ -126,19 +126,8 @@ TEST(Mxfp4, MatmulMatchesReferenceOnEveryIsaShapeAndThreadCount) {
               }
               tol[t * rows + r] = q * 1.0001 + 1e-5 * mag + 1e-30;
             }
-          for (Isa isa : supported_isas()) {
-            IsaGuard guard(isa);
-            std::vector<float> serial(expect.size(), NAN);
-            matmul(w, x.data(), n_tokens, serial.data(), nullptr);
-            for (size_t i = 0; i < serial.size(); ++i)
-              ASSERT_NEAR(serial[i], expect[i], tol[i]) << isa_name(isa) << " output " << i;
-            for (auto& pool : pools) {
-              std::vector<float> y(expect.size(), NAN);
-              matmul(w, x.data(), n_tokens, y.data(), pool.get());
-              for (size_t i = 0; i < y.size(); ++i)
-                ASSERT_EQ(y[i], serial[i]) << isa_name(isa) << " threads " << pool->size() << " output " << i;
-            }
-          }
+          testing::check_matmul_on_every_isa(w, x, n_tokens, expect, tol, pools);
+          ASSERT_FALSE(HasFailure());
         }
       }
 }
