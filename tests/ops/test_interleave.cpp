@@ -35,29 +35,29 @@ TEST(Interleave, EveryRowReadsBackExactly) {
   };
   const Case cases[] = {{DType::Q8_0, 12, {32, 256, 416}}, {DType::Q4_K, 24, {256, 768}}};
   for (const Case& c : cases)
-  for (bool arbitrary : {false, true})
-    for (int64_t cols : c.cols) {
-      const int64_t rows = c.rows;
-      const std::vector<uint8_t> qbytes = arbitrary ? testing::random_blocks(c.file, rows, cols, 7)
-                                                    : testing::quantized_weights(c.file, rows, cols, 8);
-      const TensorView q{c.file, {rows, cols}, qbytes.data()};
-      const DType to = *interleaved_type(q);
-      std::vector<uint8_t> xbytes(TensorView{to, {rows, cols}, nullptr}.nbytes(), 0xAB);
-      interleave(q, xbytes.data());
-      const TensorView x{to, {rows, cols}, xbytes.data()};
-      // Q8_0x4 keeps Q8_0's size; Q4_Kx8 adds 4 bytes per row and block (unpacked scales).
-      EXPECT_EQ(x.nbytes(), q.nbytes() + (to == DType::Q4_Kx8 ? 4 * rows * (cols / 256) : 0));
-      std::vector<float> want(static_cast<size_t>(cols)), got(want.size());
-      for (int64_t r = 0; r < rows; ++r) {
-        SCOPED_TRACE(::testing::Message() << dtype_name(to) << " row " << r << " cols " << cols);
-        dequantize_row(c.file, q.row(r), want.data(), cols);
-        dequantize_matrix_row(x, r, got.data());
-        ASSERT_EQ(got, want);
-        for (int64_t i = 0; i < cols; ++i) ASSERT_EQ(ref::matrix_element(x, r, i), want[i]) << "element " << i;
-        dequantize_matrix_row(q, r, got.data());  // file types read through the same entry point
-        ASSERT_EQ(got, want);
+    for (bool arbitrary : {false, true})
+      for (int64_t cols : c.cols) {
+        const int64_t rows = c.rows;
+        const std::vector<uint8_t> qbytes = arbitrary ? testing::random_blocks(c.file, rows, cols, 7)
+                                                      : testing::quantized_weights(c.file, rows, cols, 8);
+        const TensorView q{c.file, {rows, cols}, qbytes.data()};
+        const DType to = *interleaved_type(q);
+        std::vector<uint8_t> xbytes(TensorView{to, {rows, cols}, nullptr}.nbytes(), 0xAB);
+        interleave(q, xbytes.data());
+        const TensorView x{to, {rows, cols}, xbytes.data()};
+        // Q8_0x4 keeps Q8_0's size; Q4_Kx8 adds 4 bytes per row and block (unpacked scales).
+        EXPECT_EQ(x.nbytes(), q.nbytes() + (to == DType::Q4_Kx8 ? 4 * rows * (cols / 256) : 0));
+        std::vector<float> want(static_cast<size_t>(cols)), got(want.size());
+        for (int64_t r = 0; r < rows; ++r) {
+          SCOPED_TRACE(::testing::Message() << dtype_name(to) << " row " << r << " cols " << cols);
+          dequantize_row(c.file, q.row(r), want.data(), cols);
+          dequantize_matrix_row(x, r, got.data());
+          ASSERT_EQ(got, want);
+          for (int64_t i = 0; i < cols; ++i) ASSERT_EQ(ref::matrix_element(x, r, i), want[i]) << "element " << i;
+          dequantize_matrix_row(q, r, got.data());  // file types read through the same entry point
+          ASSERT_EQ(got, want);
+        }
       }
-    }
 }
 
 TEST(Interleave, RangesWrittenSeparatelyEqualTheWhole) {
@@ -80,24 +80,18 @@ TEST(Interleave, RangesWrittenSeparatelyEqualTheWhole) {
   }
 }
 
-TEST(Interleave, Q4_Kx8RowsAreOnlyReadThroughTheMatrix) {
-  std::vector<uint8_t> buf(8 * 148, 0);
-  std::vector<float> out(256);
-  const TensorView x{DType::Q4_Kx8, {8, 256}, buf.data()};
-  EXPECT_THROW(dequantize_row(DType::Q4_Kx8, buf.data(), out.data(), 256), Error);
-  EXPECT_THROW(quantize_row(DType::Q4_Kx8, out.data(), buf.data(), 256), Error);
-  EXPECT_THROW(dequantize_matrix_row(x, 8, out.data()), Error);  // no row 8
-  EXPECT_NO_THROW(dequantize_matrix_row(x, 7, out.data()));
-}
-
-TEST(Interleave, RowsOfTheLayoutAreOnlyReadThroughTheMatrix) {
-  std::vector<uint8_t> buf(4 * 34, 0);
-  std::vector<float> out(32);
-  const TensorView x{DType::Q8_0x4, {4, 32}, buf.data()};
-  EXPECT_THROW(dequantize_row(DType::Q8_0x4, buf.data(), out.data(), 32), Error);
-  EXPECT_THROW(quantize_row(DType::Q8_0x4, out.data(), buf.data(), 32), Error);
-  EXPECT_THROW(dequantize_matrix_row(x, 4, out.data()), Error);  // no row 4
-  EXPECT_NO_THROW(dequantize_matrix_row(x, 3, out.data()));
+TEST(Interleave, RowsOfTheLayoutsAreOnlyReadThroughTheMatrix) {
+  for (DType t : {DType::Q8_0x4, DType::Q4_Kx8}) {  // one whole group of each
+    SCOPED_TRACE(dtype_name(t));
+    const int64_t rows = interleaved_rows(t), cols = block_size(t);
+    std::vector<uint8_t> buf(rows * block_bytes(t), 0);
+    std::vector<float> out(static_cast<size_t>(cols));
+    const TensorView x{t, {rows, cols}, buf.data()};
+    EXPECT_THROW(dequantize_row(t, buf.data(), out.data(), cols), Error);
+    EXPECT_THROW(quantize_row(t, out.data(), buf.data(), cols), Error);
+    EXPECT_THROW(dequantize_matrix_row(x, rows, out.data()), Error);  // one past the group
+    EXPECT_NO_THROW(dequantize_matrix_row(x, rows - 1, out.data()));
+  }
 }
 
 }  // namespace
