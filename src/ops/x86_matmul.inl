@@ -731,12 +731,22 @@ void tile_float512(const MatmulJob& j, int64_t r0, int64_t t0) {
 }
 
 // Float rows: decode through the 256-bit row streams, prefill through tile_float512.
-// (Widening a tile's F16 rows to f32 once per token block, to take the conversions off the
-// FMA ports, measured slower: 78 against 90 tok/s pp512 on Qwen3-0.6B F16, the f32 rows
-// doubling the tile's L1 footprint.)
+// Tile: 6 rows x 4 tokens (24 accumulators, 4 activation vectors and a weight vector of the
+// 32 registers), not the 4 x 4 of the integer kernels. Within a token block the activations
+// come from L2 and the tile's rows from L1, so activation traffic per FMA is 64/R bytes.
+// Qwen3-0.6B F16 pp512 on the Ice Lake VM, alternating in one sitting, three rounds: 4x4
+// 97.7 / 104.5 / 117.4 tok/s, 6x4 104.8 / 139.9 / 125.4, 5x5 108.3 / 121.6 / 123.8, 8x3
+// 110.8 / 104.6 / 101.3. F32 weights ran no faster than F16 at 4x4 or 6x4, so the f16
+// conversions are not the limit; passes over 1024-column slices (the tile's rows kept in L1
+// for ffn_down's 3072-8192 columns) gained nothing either (Qwen3 117.9 / 120.1 / 118.4 against
+// 119.9 / 119.4 / 126.0, Llama-3.2-1B 65.2 / 67.1 / 53.1 against 72.1 / 66.1 / 60.8).
+// Widening a tile's F16 rows to f32 once per token block, so that the inner loop has no
+// conversions, measured slower twice: whole rows 78 against 90 tok/s (4x4; the f32 rows
+// double the tile's L1 footprint), and 512-column passes of 6 f32 rows (12 KiB) 112 / 109 /
+// 127 against 125 / 107 / 134 on Qwen3-0.6B, 53 / 67 / 57 against 76 / 79 / 75 on Llama-3.2-1B.
 template <class W>
 struct Float512Units {
-  static constexpr int kRows = 1, kTile = kTileRows;
+  static constexpr int kRows = 1, kTile = 6;
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { gemv_streams<FloatKernel<W>, S>(j, u); }
   template <int R, int T>
@@ -797,6 +807,17 @@ void token_block(const MatmulJob& j, int64_t u, int64_t b0, int64_t b1) {
   for (int64_t t = b0; t < b1; t += kTileTokens) tile_tokens<U, R>(j, u, t, tokens_at(t));
 }
 
+// The last n < U::kTile units of a range as one tile of n: the scheduler's ranges are
+// multiples of 16 rows, so a 6-row float tile leaves 2 or 4 rows at the end of most, and as
+// tiles of one row each their activations would pass through L1 once per row.
+template <class U, int R = U::kTile - 1>
+void tail_units(const MatmulJob& j, int64_t u, int n, int64_t b0, int64_t b1) {
+  if constexpr (R > 1) {
+    if (n < R) return tail_units<U, R - 1>(j, u, n, b0, b1);
+  }
+  token_block<U, R>(j, u, b0, b1);
+}
+
 // Rows [r0, r1) (multiples of U::kRows, cpu_dispatch.h) for every token.
 template <class U>
 void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
@@ -824,7 +845,8 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
     const int64_t b1 = std::min(j.n_tokens, b0 + block);
     int64_t u = u0;
     for (; u + U::kTile <= u1; u += U::kTile) token_block<U, U::kTile>(j, u, b0, b1);
-    for (; u < u1; ++u) token_block<U, 1>(j, u, b0, b1);
+    if constexpr (U::kTile > 1)
+      if (u < u1) tail_units<U>(j, u, static_cast<int>(u1 - u), b0, b1);
   }
 }
 

@@ -1,7 +1,7 @@
 // Attention kernels (scalar and AVX2, through attend() and directly) against a double-precision
 // reference: random q/K/V, keys at random positions so that some are masked for each query
-// (masking is by position, not by index), F32 and F16 streams, 1..8 queries per call (a GQA
-// group), 1..5000 keys (several online-softmax blocks, partial last block).
+// (masking is by position, not by index), F32 and F16 streams, 1..16 queries per call (a GQA
+// group, or a prefill run), 1..5000 keys (several online-softmax blocks, partial last block).
 // Tolerance: outputs (convex combinations of N(0,1) values) within 1e-4 absolute — f32
 // accumulation over up to 5000 keys with the ~2 ulp polynomial exp; weights within 1e-4
 // relative + 1e-7 absolute, masked weights exactly 0.
@@ -184,7 +184,8 @@ bool cpu_has_avx512() {
 TEST(Attention, MatchesReferenceAcrossTypesGroupsAndLengths) {
   uint32_t seed = 10;
   for (DType t : {DType::F32, DType::F16})
-    for (int n_q : {1, 2, 3, 4, 8})
+    // 7: a tile of 4 queries (AVX-512), then 2, then 1; 16: a prefill run of 8 tokens x 2.
+    for (int n_q : {1, 2, 3, 4, 7, 8, 16})
       for (int64_t n : {1, 5, 63, 64, 65, 200, 1000, 5000}) {
         if (n == 5000 && n_q != 8 && n_q != 1) continue;  // keep the test fast
         const Case c{t, 128, n_q, n};
