@@ -791,31 +791,22 @@ struct Q4_Kx8Units {
 // Activation bytes of one token block of a matrix-matrix product (matmul_units).
 constexpr size_t kActivationBlockBytes = size_t{512} << 10;
 
-// Picks the tile instantiation for a partial tile of `tokens` (1..kTileTokens).
-template <class U, int R, int T = kTileTokens>
-void tile_tokens(const MatmulJob& j, int64_t u0, int64_t t0, int tokens) {
-  if constexpr (T > 1) {
-    if (tokens < T) return tile_tokens<U, R, T - 1>(j, u0, t0, tokens);
+// Calls f.template operator()<n>() for a run-time n in [1, N]: how a partial tile (of tokens
+// or of rows) picks its compile-time size.
+template <int N, class F>
+void with_count(int n, F&& f) {
+  if constexpr (N > 1) {
+    if (n < N) return with_count<N - 1>(n, f);
   }
-  U::template tile<R, T>(j, u0, t0);
+  f.template operator()<N>();
 }
 
 // Unit tile [u, u + R) for tokens [b0, b1), in tiles of kTileTokens.
 template <class U, int R>
 void token_block(const MatmulJob& j, int64_t u, int64_t b0, int64_t b1) {
-  auto tokens_at = [&](int64_t t) { return static_cast<int>(std::min<int64_t>(kTileTokens, b1 - t)); };
-  for (int64_t t = b0; t < b1; t += kTileTokens) tile_tokens<U, R>(j, u, t, tokens_at(t));
-}
-
-// The last n < U::kTile units of a range as one tile of n: the scheduler's ranges are
-// multiples of 16 rows, so a 6-row float tile leaves 2 or 4 rows at the end of most, and as
-// tiles of one row each their activations would pass through L1 once per row.
-template <class U, int R = U::kTile - 1>
-void tail_units(const MatmulJob& j, int64_t u, int n, int64_t b0, int64_t b1) {
-  if constexpr (R > 1) {
-    if (n < R) return tail_units<U, R - 1>(j, u, n, b0, b1);
-  }
-  token_block<U, R>(j, u, b0, b1);
+  for (int64_t t = b0; t < b1; t += kTileTokens)
+    with_count<kTileTokens>(static_cast<int>(std::min<int64_t>(kTileTokens, b1 - t)),
+                            [&]<int T>() { U::template tile<R, T>(j, u, t); });
 }
 
 // Rows [r0, r1) (multiples of U::kRows, cpu_dispatch.h) for every token.
@@ -845,8 +836,12 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
     const int64_t b1 = std::min(j.n_tokens, b0 + block);
     int64_t u = u0;
     for (; u + U::kTile <= u1; u += U::kTile) token_block<U, U::kTile>(j, u, b0, b1);
+    // The last rows as one tile of 1..kTile-1 units: the scheduler's ranges are multiples of
+    // 16 rows, so a 6-row float tile leaves 2 or 4 rows at the end of most, and as tiles of
+    // one row each their activations would pass through L1 once per row.
     if constexpr (U::kTile > 1)
-      if (u < u1) tail_units<U>(j, u, static_cast<int>(u1 - u), b0, b1);
+      if (u < u1)
+        with_count<U::kTile - 1>(static_cast<int>(u1 - u), [&]<int R>() { token_block<U, R>(j, u, b0, b1); });
   }
 }
 
