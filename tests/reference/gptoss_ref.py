@@ -34,6 +34,7 @@ gpt-oss's config says false.
 import json
 import math
 import os
+import types
 
 import numpy as np
 
@@ -139,28 +140,16 @@ def load(path):
 
 
 def inv_freq(c):
-    """(inverse frequencies [d/2], attention factor): transformers' default or YaRN parameters."""
+    """(inverse frequencies [d/2], attention factor): transformers' default or YaRN parameters
+    (YaRN by ref_model's implementation of transformers' _compute_yarn_parameters)."""
     d, base = c["head_dim"], c["rope_theta"]
-    pos_freqs = base ** (np.arange(0, d, 2, dtype=np.float64) / d)
     y = c["yarn"]
     if y is None:
-        return 1.0 / pos_freqs, 1.0
-    factor = y["factor"]
-    att = y["attention_factor"] or (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
-
-    def correction_dim(rotations):  # the band whose wavelength makes `rotations` turns in orig
-        return d * math.log(y["orig"] / (rotations * 2 * math.pi)) / (2 * math.log(base))
-
-    low, high = correction_dim(y["beta_fast"]), correction_dim(y["beta_slow"])
-    if y["truncate"]:
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, d - 1)
-    if low == high:
-        high += 0.001
-    ramp = np.clip((np.arange(d // 2, dtype=np.float64) - low) / (high - low), 0, 1)
-    extrapolation = 1 - ramp
-    inv = (1.0 / (factor * pos_freqs)) * (1 - extrapolation) + (1.0 / pos_freqs) * extrapolation
-    return inv, att
+        return 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d), 1.0
+    sc = dict(factor=y["factor"], original_max_position_embeddings=y["orig"],
+              attention_factor=y["attention_factor"] or None, beta_fast=y["beta_fast"],
+              beta_slow=y["beta_slow"], truncate=y["truncate"])
+    return R._rope_yarn(types.SimpleNamespace(rope_theta=base, context_length=y["orig"]), sc, d)
 
 
 def _rope(x, pos, inv, att):
