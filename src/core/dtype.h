@@ -11,7 +11,7 @@ namespace triattn {
 
 // MXFP4: OCP microscaling FP4 as GGML stores it (gpt-oss experts). U8: raw bytes, only for
 // the safetensors tensors that hold HF's MXFP4 blocks and scales before the loader repacks them.
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, I32, MXFP4, U8, Q8_0x4, Q4_Kx8 };
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, I32, MXFP4, U8, Q8_0x4, Q4_Kx8, Q4_0x8 };
 
 // Q8_0x4 is an internal layout made at load time, never read from or written to a file: Q8_0
 // rows interleaved in groups of 4 so the decode kernel reads four rows' blocks and scales

@@ -51,6 +51,7 @@ ActFormat act_format(DType weight_type) {
     case DType::Q8_0:
     case DType::Q8_0x4:
     case DType::Q4_0:
+    case DType::Q4_0x8:
     case DType::MXFP4:
       return ActFormat::Q8;
     case DType::Q4_K:

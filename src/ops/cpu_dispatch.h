@@ -24,14 +24,14 @@ struct MatmulJob {
   int64_t y_stride = 0;
 };
 
-// Computes y for weight rows [r0, r1) and every token. For an interleaved type (Q8_0x4, Q4_Kx8) r0
+// Computes y for weight rows [r0, r1) and every token. For an interleaved type (Q8_0x4, Q4_Kx8, Q4_0x8) r0
 // and r1 are multiples of its group (matmul.cpp aligns the ranges).
 using MatmulRowsFn = void (*)(const MatmulJob& job, int64_t r0, int64_t r1);
 
 enum class ActFormat { F32, Q8, Q8K };
 ActFormat act_format(DType weight_type);
 
-constexpr int kNumDTypes = static_cast<int>(DType::Q4_Kx8) + 1;
+constexpr int kNumDTypes = static_cast<int>(DType::Q4_0x8) + 1;
 
 struct KernelTable {
   Isa isa = Isa::Scalar;

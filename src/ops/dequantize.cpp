@@ -127,6 +127,7 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
       return;
     case DType::Q8_0x4:
     case DType::Q4_Kx8:
+    case DType::Q4_0x8:
       fail("dequantize_row: ", dtype_name(t), " rows are interleaved; use dequantize_matrix_row");
     case DType::I32:
     case DType::U8:

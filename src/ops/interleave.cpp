@@ -1,5 +1,5 @@
-// Repacking Q8_0 weights into the interleaved Q8_0x4 layout and Q4_K weights into Q4_Kx8
-// (ops/quant_blocks.h) at load time, and reading single rows back out of them (token
+// Repacking Q8_0 weights into the interleaved Q8_0x4 layout, Q4_K weights into Q4_Kx8 and
+// Q4_0 weights into Q4_0x8 (ops/quant_blocks.h) at load time, and reading single rows back out of them (token
 // embeddings tied to the output matrix).
 #include <cstring>
 
@@ -23,6 +23,43 @@ void interleave_q8_0(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
         for (int c = 0; c < 4; ++c) std::memcpy(o.qs + 32 * c + 8 * r, in.qs + 8 * c, 8);
       }
     }
+}
+
+// Quant e (0..31) of a Q4_0 block: elements 0..15 in the low nibbles, 16..31 in the high.
+inline uint8_t q4_0_quant(const BlockQ4_0& b, int e) {
+  return e < 16 ? b.qs[e] & 0xF : b.qs[e - 16] >> 4;
+}
+
+void interleave_q4_0(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
+  const int64_t nb = w.cols() / kQK;
+  auto* out = static_cast<BlockQ4_0x8*>(dst);
+  for (int64_t g = g0; g < g1; ++g)
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockQ4_0x8& o = out[g * nb + b];
+      for (int r = 0; r < 8; ++r) {
+        const BlockQ4_0& in = reinterpret_cast<const BlockQ4_0*>(w.row(8 * g + r))[b];
+        o.d[r] = in.d;
+        for (int k = 0; k < 4; ++k)
+          for (int i = 0; i < 4; ++i)
+            o.qs[32 * k + 4 * r + i] =
+                static_cast<uint8_t>(q4_0_quant(in, 8 * k + i) | q4_0_quant(in, 8 * k + 4 + i) << 4);
+      }
+    }
+}
+
+// Row `lane` of one Q4_0x8 block column back in Q4_0 form (the file's bytes exactly).
+BlockQ4_0 q4_0_row_block(const BlockQ4_0x8& x, int lane) {
+  BlockQ4_0 b{};
+  b.d = x.d[lane];
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 4; ++i)
+      for (int h = 0; h < 2; ++h) {
+        const int e = 8 * k + 4 * h + i;
+        const uint8_t byte = x.qs[32 * k + 4 * lane + i];
+        const uint8_t q = h ? byte >> 4 : byte & 0xF;
+        b.qs[e % 16] |= static_cast<uint8_t>(e < 16 ? q : q << 4);
+      }
+  return b;
 }
 
 // Quant e (0..255) of a Q4_K block: chunk e/64, low nibbles for its first 32 elements.
@@ -93,6 +130,8 @@ std::optional<DType> interleaved_type(const TensorView& w) {
     to = DType::Q8_0x4;
   else if (w.type == DType::Q4_K)
     to = DType::Q4_Kx8;
+  else if (w.type == DType::Q4_0)
+    to = DType::Q4_0x8;
   else
     return std::nullopt;
   if (w.shape[0] % interleaved_rows(to) != 0 || w.shape[1] % block_size(to) != 0) return std::nullopt;
@@ -103,14 +142,16 @@ void interleave(const TensorView& w, void* dst, int64_t r0, int64_t r1) {
   const std::optional<DType> to = interleaved_type(w);
   if (!to)
     fail("interleave: a ", dtype_name(w.type), " tensor of ", w.shape.size(),
-         " dims cannot be interleaved (needs 2-D q8_0 with rows a multiple of 4, or q4_k with rows a "
-         "multiple of 8)");
+         " dims cannot be interleaved (needs 2-D q8_0 with rows a multiple of 4, or q4_k or q4_0 with "
+         "rows a multiple of 8)");
   const int group = interleaved_rows(*to);
   if (r1 < 0) r1 = w.rows();
   if (r0 < 0 || r0 > r1 || r1 > w.rows() || r0 % group != 0 || r1 % group != 0)
     fail("interleave: rows [", r0, ", ", r1, ") are not whole groups of ", group, " within ", w.rows());
   if (*to == DType::Q8_0x4)
     interleave_q8_0(w, dst, r0 / group, r1 / group);
+  else if (*to == DType::Q4_0x8)
+    interleave_q4_0(w, dst, r0 / group, r1 / group);
   else
     interleave_q4_k(w, dst, r0 / group, r1 / group);
 }
@@ -132,6 +173,14 @@ void dequantize_matrix_row(const TensorView& w, int64_t r, float* dst) {
       block.d = blocks[b].d[lane];
       for (int c = 0; c < 4; ++c) std::memcpy(block.qs + 8 * c, blocks[b].qs + 32 * c + 8 * lane, 8);
       dequantize_row(DType::Q8_0, &block, dst + b * kQK, kQK);
+    }
+    return;
+  }
+  if (w.type == DType::Q4_0x8) {
+    const auto* blocks = static_cast<const BlockQ4_0x8*>(group_data);
+    for (int64_t b = 0; b < w.cols() / kQK; ++b) {
+      const BlockQ4_0 block = q4_0_row_block(blocks[b], lane);
+      dequantize_row(DType::Q4_0, &block, dst + b * kQK, kQK);
     }
     return;
   }

@@ -167,6 +167,31 @@ void matmul_rows_q8_0x4(const MatmulJob& j, int64_t r0, int64_t r1) {
   }
 }
 
+// Q4_0x8 (quant_blocks.h): dot_row_q4_0's integer sums for the eight rows of each group,
+// summed in the same order, so it gives Q4_0's bits exactly.
+void matmul_rows_q4_0x8(const MatmulJob& j, int64_t r0, int64_t r1) {
+  const int64_t nb = j.cols / kQK;
+  for (int64_t g = r0 / 8; g < r1 / 8; ++g) {  // r0, r1: multiples of 8
+    const auto* wb = reinterpret_cast<const BlockQ4_0x8*>(j.w + 8 * g * j.w_stride);
+    for (int64_t t = 0; t < j.n_tokens; ++t) {
+      const auto* xb = reinterpret_cast<const ActQ8*>(j.x + t * j.x_stride);
+      float sum[8] = {};
+      for (int64_t b = 0; b < nb; ++b)
+        for (int r = 0; r < 8; ++r) {
+          int32_t s = 0;
+          for (int k = 0; k < 4; ++k)
+            for (int i = 0; i < 4; ++i) {
+              const uint8_t byte = wb[b].qs[32 * k + 4 * r + i];
+              s += (byte & 0xF) * xb[b].qs[8 * k + i] + (byte >> 4) * xb[b].qs[8 * k + 4 + i];
+            }
+          s -= 8 * xb[b].sum;
+          sum[r] += f16_to_f32(wb[b].d[r]) * xb[b].d * static_cast<float>(s);
+        }
+      for (int r = 0; r < 8; ++r) j.y[t * j.y_stride + 8 * g + r] = sum[r];
+    }
+  }
+}
+
 // Q4_Kx8 (quant_blocks.h): dot_block_k4's integer sums for the eight rows of each group and
 // the same float steps, so it gives Q4_K's bits exactly.
 void matmul_rows_q4_kx8(const MatmulJob& j, int64_t r0, int64_t r1) {
@@ -292,6 +317,7 @@ KernelTable make_table() {
   t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_rows_q8_0x4;
   t.matmul[static_cast<int>(DType::Q4_Kx8)] = matmul_rows_q4_kx8;
   t.matmul[static_cast<int>(DType::Q4_0)] = matmul_rows<dot_row_q4_0>;
+  t.matmul[static_cast<int>(DType::Q4_0x8)] = matmul_rows_q4_0x8;
   t.matmul[static_cast<int>(DType::Q4_K)] = matmul_rows<dot_row_q4_k>;
   t.matmul[static_cast<int>(DType::Q5_K)] = matmul_rows<dot_row_q5_k>;
   t.matmul[static_cast<int>(DType::Q6_K)] = matmul_rows<dot_row_q6_k>;

@@ -13,7 +13,7 @@
 
 namespace triattn::ops {
 
-// n must be a multiple of block_size(t). t must be a type with contiguous rows (not Q8_0x4).
+// n must be a multiple of block_size(t). t must be a type with contiguous rows (not Q8_0x4 etc.).
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 // Row r of a 2-D weight of any type, interleaved layouts included (embedding lookups).
 void dequantize_matrix_row(const TensorView& w, int64_t r, float* dst);
@@ -22,7 +22,7 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n);
 
 // Load-time repacking into the internal layouts (core/dtype.h): the interleaved type a weight
 // can be stored as for faster matmuls (Q8_0 with rows a multiple of 4 -> Q8_0x4, Q4_K with
-// rows a multiple of 8 -> Q4_Kx8), or nullopt.
+// rows a multiple of 8 -> Q4_Kx8, Q4_0 with rows a multiple of 8 -> Q4_0x8), or nullopt.
 std::optional<DType> interleaved_type(const TensorView& w);
 // Writes rows [r0, r1) of w (r1 = -1: to the end; both multiples of interleaved_rows) in
 // *interleaved_type(w) into dst, which holds the whole tensor in that type (its nbytes(); for

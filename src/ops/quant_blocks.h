@@ -91,6 +91,23 @@ struct BlockQ4_Kx8 {
   uint8_t qs[1024];
 };
 
+// Q4_0x8 (DType::Q4_0x8, made at load time from Q4_0; never in a file): rows 8g..8g+7 of a
+// matrix interleaved. Group g holds, for each 32-element block column b in order, one
+// BlockQ4_0x8: the eight rows' scales, then their quants in four chunks of 8 elements,
+//   qs[32k + 4r + i] = (quant 8k + i) | (quant 8k + 4 + i) << 4
+//                      of row 8g + r's block b   (k < 4 chunks, r < 8, i < 4).
+// As in Q4_Kx8, one 32-byte load at qs + 32k holds in its low and in its high nibbles four
+// consecutive quants of every row per 32-bit lane: a byte dot product against four
+// activation bytes broadcast to every lane is one row's partial sum per lane, eight rows per
+// instruction; the eight scales convert to float in one instruction and the -8 offset is one
+// vector per token. (The Q4_0 row kernel unpacks each row's 16 bytes, and reduces and scales
+// each row and token on its own: prefill ran at 0.71x llama.cpp's, docs/benchmarks.md.)
+// Group g starts at byte 8g * row_bytes(Q4_0, cols): the same total size as Q4_0.
+struct BlockQ4_0x8 {
+  uint16_t d[8];  // f16, rows 0..7
+  uint8_t qs[128];
+};
+
 // MXFP4 (OCP microscaling FP4, GGML type 39; gpt-oss experts): 32 E2M1 values sharing one
 // power-of-two scale. Element j in the low nibble of qs[j], element j+16 in the high nibble
 // (as Q4_0); value = kMxfp4Values[nibble] * 2^(e - 128). The table holds twice the E2M1
@@ -114,6 +131,7 @@ static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockMxfp4) == 17);
 static_assert(sizeof(BlockQ8_0x4) == 4 * sizeof(BlockQ8_0));
 static_assert(sizeof(BlockQ4_Kx8) == 8 * 148);
+static_assert(sizeof(BlockQ4_0x8) == 8 * sizeof(BlockQ4_0));
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);

@@ -86,6 +86,7 @@ float element(DType t, const void* row, int64_t i) {
     case DType::U8:
     case DType::Q8_0x4:  // rows are not contiguous: see matrix_element
     case DType::Q4_Kx8:
+    case DType::Q4_0x8:
       break;
   }
   fail("ref::element: unsupported type ", dtype_name(t));
@@ -110,6 +111,16 @@ float matrix_element(const TensorView& w, int64_t r, int64_t i) {
     const uint8_t byte = block[160 + 128 * j + 32 * k + 4 * lane + n];
     const int q = h ? byte >> 4 : byte & 0xF;
     return d * sc * static_cast<float>(q) - dmin * m;
+  }
+  if (w.type == DType::Q4_0x8) {
+    // Group r/8, block column i/32 of 144 bytes: d[8] (f16), then chunk k = (i%32)/8 of rows
+    // 0..7 as 4 bytes each, whose low nibbles hold elements 8k..8k+3 and high nibbles 8k+4..8k+7.
+    const auto* group = static_cast<const uint8_t*>(w.data) + (r / 8) * 8 * w.row_stride();
+    const uint8_t* block = group + (i / 32) * 144;
+    const int lane = static_cast<int>(r % 8), e = static_cast<int>(i % 32);
+    const uint8_t byte = block[16 + 32 * (e / 8) + 4 * lane + e % 4];
+    const int q = (e % 8) / 4 ? byte >> 4 : byte & 0xF;
+    return f16_to_f32(u16(block + 2 * lane)) * static_cast<float>(q - 8);
   }
   if (w.type != DType::Q8_0x4) return element(w.type, w.row(r), i);
   // Group r/4, block column i/32: 4 f16 scales, then chunk c = (i%32)/8 of rows 0..3.

@@ -613,73 +613,24 @@ inline void store_x4(__m256 acc, float* y) {
                                   _MM_SHUFFLE(1, 0, 1, 0)));
 }
 
-inline const BlockQ8_0x4* x4_group(const MatmulJob& j, int64_t g) {
-  return reinterpret_cast<const BlockQ8_0x4*>(j.w + 4 * g * j.w_stride);
-}
-
-// Decode: S groups at once from evenly spaced parts of the range, prefetched as in
-// gemv_streams but less far ahead; each group accumulates in block order whichever stream
-// carries it. Distance measured in the model (2-core EPYC VM, 2 threads, decode tok/s,
-// medians of 10-12 runs alternating in one process): Qwen3-0.6B Q8_0 2048 B 82.2 / 85.7 /
-// 90.5, 1536 B 84.2 / 90.3 / 94.3; Llama-3.2-1B Q8_0 46.6 / 48.9 vs 51.5 / 50.7. One thread
-// over the 165 MB output matrix: 31.9-32.8 vs 32.9-34.1 GB/s (plain 4-stream read of the
-// same bytes: 34.9 / 37.4). 1024 B and 1280 B land between; 4096 B loses 13%. The row
-// kernels (F16, K-quants) measured the same at 1536 and 2048.
+// Decode's prefetch distance for the small interleaved blocks (Q8_0x4, Q4_0x8), measured in
+// the model (2-core EPYC VM, 2 threads, decode tok/s, medians of 10-12 runs alternating in
+// one process): Qwen3-0.6B Q8_0 2048 B 82.2 / 85.7 / 90.5, 1536 B 84.2 / 90.3 / 94.3;
+// Llama-3.2-1B Q8_0 46.6 / 48.9 vs 51.5 / 50.7. One thread over the 165 MB output matrix:
+// 31.9-32.8 vs 32.9-34.1 GB/s (plain 4-stream read of the same bytes: 34.9 / 37.4). 1024 B
+// and 1280 B land between; 4096 B loses 13%. The row kernels (F16, K-quants) measured the
+// same at 1536 and 2048.
 constexpr int kGemvPrefetchX4 = 1536;
 
-template <int S>
-inline void gemv_x4_streams(const MatmulJob& j, const int64_t* groups) {
-  const int64_t nb = j.cols / kQK;
-  const BlockQ8_0x4* w[S];
-  __m256 acc[S];
-  TRIATTN_UNROLL
-  for (int s = 0; s < S; ++s) {
-    w[s] = x4_group(j, groups[s]);
-    acc[s] = _mm256_setzero_ps();
-  }
-  const auto* x = reinterpret_cast<const ActQ8*>(j.x);
-  for (int64_t b = 0; b < nb; ++b) {
-    const ActQ8* a = x + b;
-    TRIATTN_UNROLL
-    for (int s = 0; s < S; ++s) {
-      const char* p = reinterpret_cast<const char*>(w[s] + b) + kGemvPrefetchX4;
-      _mm_prefetch(p, _MM_HINT_T0);  // a block is 136 bytes: three lines cover it wherever
-      _mm_prefetch(p + 64, _MM_HINT_T0);  // it starts
-      _mm_prefetch(p + 128, _MM_HINT_T0);
-      q8_0x4_block<1>(w[s] + b, &a, &acc[s]);
-    }
-  }
-  TRIATTN_UNROLL
-  for (int s = 0; s < S; ++s) store_x4(acc[s], j.y + 4 * groups[s]);
-}
-
-// y for groups [g0, g0+R) x tokens [t0, t0+T).
-template <int R, int T>
-void tile_x4(const MatmulJob& j, int64_t g0, int64_t t0) {
-  __m256 acc[R][T];
-  TRIATTN_UNROLL
-  for (int r = 0; r < R; ++r)
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-  const BlockQ8_0x4* w[R];
-  TRIATTN_UNROLL
-  for (int r = 0; r < R; ++r) w[r] = x4_group(j, g0 + r);
-  const ActQ8* x[T];
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const ActQ8*>(j.x + (t0 + t) * j.x_stride);
-  const int64_t nb = j.cols / kQK;
-  for (int64_t b = 0; b < nb; ++b) {
-    const ActQ8* a[T];
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) a[t] = x[t] + b;
-    TRIATTN_UNROLL
-    for (int r = 0; r < R; ++r) q8_0x4_block<T>(w[r] + b, a, acc[r]);
-  }
-  TRIATTN_UNROLL
-  for (int r = 0; r < R; ++r)
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) store_x4(acc[r][t], j.y + (t0 + t) * j.y_stride + 4 * (g0 + r));
-}
+// The layout as the group driver below sees it (see there).
+struct Q8_0x4Group {
+  using Block = BlockQ8_0x4;
+  using Act = ActQ8;
+  static constexpr int kRows = 4, kElems = kQK, kTile = kTileGroupsX4, kPrefetch = kGemvPrefetchX4;
+  template <int T>
+  static void block(const Block* b, const Act* const* a, __m256* acc) { q8_0x4_block<T>(b, a, acc); }
+  static void store(__m256 acc, float* y) { store_x4(acc, y); }
+};
 
 #if defined(__AVX512F__)
 // ---- float weights on 512-bit vectors (prefill) ------------------------------------------
@@ -757,9 +708,80 @@ struct Float512Units {
 // ---- Q4_Kx8: Q4_K rows interleaved in groups of 8 (quant_blocks.h) ------------------------
 #include "ops/x86_matmul_q4_kx8.inl"
 
+// ---- Q4_0x8: Q4_0 rows interleaved in groups of 8 (quant_blocks.h) ------------------------
+#include "ops/x86_matmul_q4_0x8.inl"
+
+// ---- one driver for the interleaved layouts ----------------------------------------------
+// G describes a layout (Q8_0x4Group, Q4_Kx8Group, Q4_0x8Group): its Block (one block column of
+// a group of kRows rows, kElems elements per row) and Act (the activation block) types,
+// block<T>(), which adds a block column's dot products for T tokens to one vector per token,
+// store(), which writes a group's kRows results from that vector, kTile (groups per
+// matrix-matrix tile) and kPrefetch (decode's prefetch distance in bytes).
+template <class G>
+inline const typename G::Block* group_blocks(const MatmulJob& j, int64_t g) {
+  return reinterpret_cast<const typename G::Block*>(j.w + G::kRows * g * j.w_stride);
+}
+
+// Decode: S groups at once from evenly spaced parts of the range, each block prefetched
+// G::kPrefetch bytes ahead; each group accumulates in block order whichever stream carries it.
+template <class G, int S>
+inline void gemv_group_streams(const MatmulJob& j, const int64_t* groups) {
+  const int64_t nb = j.cols / G::kElems;
+  const typename G::Block* w[S];
+  __m256 acc[S];
+  TRIATTN_UNROLL
+  for (int s = 0; s < S; ++s) {
+    w[s] = group_blocks<G>(j, groups[s]);
+    acc[s] = _mm256_setzero_ps();
+  }
+  const auto* x = reinterpret_cast<const typename G::Act*>(j.x);
+  for (int64_t b = 0; b < nb; ++b) {
+    const typename G::Act* a = x + b;
+    TRIATTN_UNROLL
+    for (int s = 0; s < S; ++s) {
+      // Every line the block may touch, wherever it starts.
+      const char* p = reinterpret_cast<const char*>(w[s] + b) + G::kPrefetch;
+      TRIATTN_UNROLL
+      for (int off = 0; off < static_cast<int>(sizeof(typename G::Block)); off += 64)
+        _mm_prefetch(p + off, _MM_HINT_T0);
+      G::template block<1>(w[s] + b, &a, &acc[s]);
+    }
+  }
+  TRIATTN_UNROLL
+  for (int s = 0; s < S; ++s) G::store(acc[s], j.y + G::kRows * groups[s]);
+}
+
+// y for groups [g0, g0+R) x tokens [t0, t0+T).
+template <class G, int R, int T>
+void tile_groups(const MatmulJob& j, int64_t g0, int64_t t0) {
+  __m256 acc[R][T];
+  TRIATTN_UNROLL
+  for (int r = 0; r < R; ++r)
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  const typename G::Block* w[R];
+  TRIATTN_UNROLL
+  for (int r = 0; r < R; ++r) w[r] = group_blocks<G>(j, g0 + r);
+  const typename G::Act* x[T];
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const typename G::Act*>(j.x + (t0 + t) * j.x_stride);
+  const int64_t nb = j.cols / G::kElems;
+  for (int64_t b = 0; b < nb; ++b) {
+    const typename G::Act* a[T];
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) a[t] = x[t] + b;
+    TRIATTN_UNROLL
+    for (int r = 0; r < R; ++r) G::template block<T>(w[r] + b, a, acc[r]);
+  }
+  TRIATTN_UNROLL
+  for (int r = 0; r < R; ++r)
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) G::store(acc[r][t], j.y + (t0 + t) * j.y_stride + G::kRows * (g0 + r));
+}
+
 // ---- one driver for every layout --------------------------------------------------------
 // A "unit" is what the kernels compute at once per weight stream: one row (RowUnits) or one
-// group of interleaved rows (Q8_0x4Units, Q4_Kx8Units). Each provides kRows (rows per unit), kTile
+// group of interleaved rows (GroupUnits). Each provides kRows (rows per unit), kTile
 // (units per matrix-matrix tile), gemv<S>(job, units) and tile<R, T>(job, u0, t0).
 template <class K>
 struct RowUnits {
@@ -770,23 +792,31 @@ struct RowUnits {
   static void tile(const MatmulJob& j, int64_t u0, int64_t t0) { ops::tile<K, R, T>(j, u0, t0); }
 };
 
-struct Q8_0x4Units {
-  static constexpr int kRows = 4, kTile = kTileGroupsX4;
+template <class G>
+struct GroupUnits {
+  static constexpr int kRows = G::kRows, kTile = G::kTile;
   template <int S>
-  static void gemv(const MatmulJob& j, const int64_t* u) { gemv_x4_streams<S>(j, u); }
+  static void gemv(const MatmulJob& j, const int64_t* u) { gemv_group_streams<G, S>(j, u); }
   template <int R, int T>
-  static void tile(const MatmulJob& j, int64_t u0, int64_t t0) { tile_x4<R, T>(j, u0, t0); }
+  static void tile(const MatmulJob& j, int64_t u0, int64_t t0) { tile_groups<G, R, T>(j, u0, t0); }
 };
 
-// One group of eight per tile: the activations are broadcast per group from L1 either way,
-// so more groups per tile would only add accumulators.
-struct Q4_Kx8Units {
-  static constexpr int kRows = 8, kTile = 1;
+#if defined(__AVX512BW__)
+// Q4_0x8 with 512-bit prefill tiles of two groups (x86_matmul_q4_0x8.inl); a range's odd
+// last group and decode take the 256-bit kernels.
+struct Q4_0x8Units512 {
+  static constexpr int kRows = 8, kTile = 2;
   template <int S>
-  static void gemv(const MatmulJob& j, const int64_t* u) { gemv_kx8_streams<S>(j, u); }
+  static void gemv(const MatmulJob& j, const int64_t* u) { gemv_group_streams<Q4_0x8Group, S>(j, u); }
   template <int R, int T>
-  static void tile(const MatmulJob& j, int64_t u0, int64_t t0) { tile_kx8<R, T>(j, u0, t0); }
+  static void tile(const MatmulJob& j, int64_t u0, int64_t t0) {
+    if constexpr (R == 2)
+      tile_q4_0x8_pair<T>(j, u0, t0);
+    else
+      tile_groups<Q4_0x8Group, R, T>(j, u0, t0);
+  }
 };
+#endif
 
 // Activation bytes of one token block of a matrix-matrix product (matmul_units).
 constexpr size_t kActivationBlockBytes = size_t{512} << 10;
@@ -856,10 +886,15 @@ void fill_matmul(KernelTable& t) {
   t.matmul[static_cast<int>(DType::BF16)] = matmul_units<RowUnits<FloatKernel<BF16W>>>;
 #endif
   t.matmul[static_cast<int>(DType::Q8_0)] = matmul_units<RowUnits<Q8_0Kernel>>;
-  t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_units<Q8_0x4Units>;
+  t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_units<GroupUnits<Q8_0x4Group>>;
   t.matmul[static_cast<int>(DType::Q4_0)] = matmul_units<RowUnits<Q4_0Kernel>>;
+#if defined(__AVX512BW__)
+  t.matmul[static_cast<int>(DType::Q4_0x8)] = matmul_units<Q4_0x8Units512>;
+#else
+  t.matmul[static_cast<int>(DType::Q4_0x8)] = matmul_units<GroupUnits<Q4_0x8Group>>;
+#endif
   t.matmul[static_cast<int>(DType::Q4_K)] = matmul_units<RowUnits<K4Kernel<BlockQ4_K, false>>>;
-  t.matmul[static_cast<int>(DType::Q4_Kx8)] = matmul_units<Q4_Kx8Units>;
+  t.matmul[static_cast<int>(DType::Q4_Kx8)] = matmul_units<GroupUnits<Q4_Kx8Group>>;
   t.matmul[static_cast<int>(DType::Q5_K)] = matmul_units<RowUnits<K4Kernel<BlockQ5_K, true>>>;
   t.matmul[static_cast<int>(DType::Q6_K)] = matmul_units<RowUnits<Q6_KKernel>>;
 }

@@ -1,6 +1,6 @@
 // Q4_Kx8 kernels (Q4_K rows interleaved by 8 at load time, ops/quant_blocks.h), included by
-// x86_matmul.inl inside its anonymous namespace: the block step, the decode streams and the
-// matrix-matrix tile. Each 32-bit lane of a 256-bit register is one of the group's eight
+// x86_matmul.inl inside its anonymous namespace: the block step and the layout's description
+// for the group driver there (decode streams, matrix-matrix tiles). Each 32-bit lane of a 256-bit register is one of the group's eight
 // rows throughout.
 //
 // Per block column and token: 64 byte dot products (4 quants x 8 rows each), one 32-bit
@@ -82,60 +82,15 @@ template <int T>
   }
 }
 
-inline const BlockQ4_Kx8* kx8_group(const MatmulJob& j, int64_t g) {
-  return reinterpret_cast<const BlockQ4_Kx8*>(j.w + 8 * g * j.w_stride);
-}
-
-// Decode: S groups at once from evenly spaced parts of the range, each block prefetched
-// kGemvPrefetch bytes ahead (a block is 1184 bytes, 19 lines).
-template <int S>
-inline void gemv_kx8_streams(const MatmulJob& j, const int64_t* groups) {
-  const int64_t nb = j.cols / kQKK;
-  const BlockQ4_Kx8* w[S];
-  __m256 acc[S];
-  TRIATTN_UNROLL
-  for (int s = 0; s < S; ++s) {
-    w[s] = kx8_group(j, groups[s]);
-    acc[s] = _mm256_setzero_ps();
-  }
-  const auto* x = reinterpret_cast<const ActQ8K*>(j.x);
-  for (int64_t b = 0; b < nb; ++b) {
-    const ActQ8K* a = x + b;
-    TRIATTN_UNROLL
-    for (int s = 0; s < S; ++s) {
-      const char* p = reinterpret_cast<const char*>(w[s] + b) + kGemvPrefetch;
-      for (int off = 0; off < static_cast<int>(sizeof(BlockQ4_Kx8)); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
-      q4_kx8_block<1>(w[s] + b, &a, &acc[s]);
-    }
-  }
-  TRIATTN_UNROLL
-  for (int s = 0; s < S; ++s) _mm256_storeu_ps(j.y + 8 * groups[s], acc[s]);
-}
-
-// y for groups [g0, g0+R) x tokens [t0, t0+T).
-template <int R, int T>
-void tile_kx8(const MatmulJob& j, int64_t g0, int64_t t0) {
-  __m256 acc[R][T];
-  TRIATTN_UNROLL
-  for (int r = 0; r < R; ++r)
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-  const BlockQ4_Kx8* w[R];
-  TRIATTN_UNROLL
-  for (int r = 0; r < R; ++r) w[r] = kx8_group(j, g0 + r);
-  const ActQ8K* x[T];
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const ActQ8K*>(j.x + (t0 + t) * j.x_stride);
-  const int64_t nb = j.cols / kQKK;
-  for (int64_t b = 0; b < nb; ++b) {
-    const ActQ8K* a[T];
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) a[t] = x[t] + b;
-    TRIATTN_UNROLL
-    for (int r = 0; r < R; ++r) q4_kx8_block<T>(w[r] + b, a, acc[r]);
-  }
-  TRIATTN_UNROLL
-  for (int r = 0; r < R; ++r)
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) _mm256_storeu_ps(j.y + (t0 + t) * j.y_stride + 8 * (g0 + r), acc[r][t]);
-}
+// The layout as the group driver in x86_matmul.inl sees it. One group of eight per tile: the
+// activations are broadcast per group from L1 either way, so more groups per tile would only
+// add accumulators. Decode prefetches kGemvPrefetch bytes ahead (a block is 1184 bytes, 19
+// lines).
+struct Q4_Kx8Group {
+  using Block = BlockQ4_Kx8;
+  using Act = ActQ8K;
+  static constexpr int kRows = 8, kElems = kQKK, kTile = 1, kPrefetch = kGemvPrefetch;
+  template <int T>
+  static void block(const Block* b, const Act* const* a, __m256* acc) { q4_kx8_block<T>(b, a, acc); }
+  static void store(__m256 acc, float* y) { _mm256_storeu_ps(y, acc); }
+};

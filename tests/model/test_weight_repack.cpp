@@ -1,8 +1,8 @@
-// Load-time repacking (model/weight_repack.h): Q8_0 matrices become Q8_0x4 and Q4_K ones
-// Q4_Kx8, the tied token
-// embedding reads through the repacked output matrix, the buffers they came from are freed,
-// other types are copied unchanged, and the logits match the file layout's (to float rounding
-// where the layout changed, exactly where it did not).
+// Load-time repacking (model/weight_repack.h): Q8_0 matrices become Q8_0x4, Q4_K ones Q4_Kx8
+// and Q4_0 ones Q4_0x8, the tied token embedding reads through the repacked output matrix,
+// the buffers they came from are freed, other types are copied unchanged, and the logits
+// match the file layout's (exactly on the scalar kernels and where the layout did not change,
+// to float rounding otherwise).
 #include "model/weight_repack.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 #include "model/forward.h"
 #include "model/maker.h"
 #include "model/model.h"
+#include "ops/ops.h"
 
 namespace triattn {
 namespace {
@@ -47,8 +48,8 @@ std::vector<const TensorView*> layer_matrices(const Model& m) {
   return out;
 }
 
-TEST(WeightRepack, Q8_0AndQ4_KMatricesAreInterleavedAndComputeTheSame) {
-  for (const DType file : {DType::Q8_0, DType::Q4_K})
+TEST(WeightRepack, Q8_0Q4_KAndQ4_0MatricesAreInterleavedAndComputeTheSame) {
+  for (const DType file : {DType::Q8_0, DType::Q4_K, DType::Q4_0})
   for (const char* preset : {"tiny-qwen3", "tiny-llama"}) {  // tied embedding; q/k reordered copies
     SCOPED_TRACE(::testing::Message() << preset << " " << dtype_name(file));
     test::TempDir dir;
@@ -58,7 +59,7 @@ TEST(WeightRepack, Q8_0AndQ4_KMatricesAreInterleavedAndComputeTheSame) {
       cfg.head_dim = 64;
       cfg.n_ff = 256;
     }
-    const DType to = file == DType::Q8_0 ? DType::Q8_0x4 : DType::Q4_Kx8;
+    const DType to = file == DType::Q8_0 ? DType::Q8_0x4 : file == DType::Q4_K ? DType::Q4_Kx8 : DType::Q4_0x8;
     write_random_gguf(cfg, {file, 5}, dir.file("m.gguf"));
     const auto plain = Model::load(dir.file("m.gguf"), {.repack = false});
     // Repacked on one thread (the pool runs inline) and on two.
@@ -80,9 +81,9 @@ TEST(WeightRepack, Q8_0AndQ4_KMatricesAreInterleavedAndComputeTheSame) {
       EXPECT_EQ(packed->weights().tok_embd.type, file);  // lookups only: left as stored
     }
     EXPECT_EQ(packed->weight_type_name(), dtype_name(file));  // named as in the file
-    // Bytes held: Q8_0x4 is Q8_0's size, Q4_Kx8 adds its unpacked scales.
+    // Bytes held: Q8_0x4 and Q4_0x8 are their file type's size, Q4_Kx8 adds its unpacked scales.
     EXPECT_EQ(packed->weight_bytes(), plain->weight_bytes() + (repacked_bytes - file_bytes));
-    if (file == DType::Q8_0) {
+    if (file != DType::Q4_K) {
       EXPECT_EQ(repacked_bytes, file_bytes);
     }
 
@@ -94,7 +95,19 @@ TEST(WeightRepack, Q8_0AndQ4_KMatricesAreInterleavedAndComputeTheSame) {
     EXPECT_LE(owned_bytes(*packed) + reordered_bytes, owned_bytes(*plain) + repacked_bytes + 64 * n_tensors);
     EXPECT_GE(owned_bytes(*packed) + reordered_bytes, owned_bytes(*plain) + repacked_bytes);
 
+    // The scalar kernels of the interleaved layouts sum exactly as their file types' do, so
+    // there the logits are the same bits. The SIMD kernels sum in other orders, and a
+    // last-bit difference can move one activation's int8 rounding by a step in the next layer
+    // (0.0022 of logits up to 0.62 for tiny-llama Q4_0, whose file-layout kernel differs from
+    // the scalar one by as much): a looser bound there, which a wrong row, scale or offset
+    // (changes of the logits' own size) still fails.
     const std::vector<int32_t> tokens = {1, 300, 12, 99, 45, 260, 7};
+    {
+      ops::set_isa_for_testing(ops::Isa::Scalar);
+      const std::vector<float> a = logits_of(*plain, tokens), b = logits_of(*packed, tokens);
+      ops::set_isa_for_testing(ops::supported_isas().back());
+      EXPECT_EQ(a, b);
+    }
     const std::vector<float> a = logits_of(*plain, tokens), b = logits_of(*packed, tokens);
     ASSERT_EQ(a.size(), b.size());
     float diff = 0, mag = 0;
@@ -103,7 +116,7 @@ TEST(WeightRepack, Q8_0AndQ4_KMatricesAreInterleavedAndComputeTheSame) {
       mag = std::max(mag, std::fabs(a[i]));
     }
     EXPECT_GT(mag, 0.01f);
-    EXPECT_LT(diff, 1e-4f * std::max(1.0f, mag));  // summation order only
+    EXPECT_LT(diff, 1e-2f * std::max(1.0f, mag));
   }
 }
 

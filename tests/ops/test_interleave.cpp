@@ -1,4 +1,4 @@
-// The load-time repacking, Q8_0 -> Q8_0x4 and Q4_K -> Q4_Kx8: which tensors qualify, that
+// The load-time repacking, Q8_0 -> Q8_0x4, Q4_K -> Q4_Kx8 and Q4_0 -> Q4_0x8: which tensors qualify, that
 // every row comes back bit for bit (the product's row reader and the reference's index
 // arithmetic agree with the file's rows), range writes, and clear errors. Matmul on the
 // layouts: test_matmul.cpp.
@@ -14,7 +14,7 @@
 namespace triattn::ops {
 namespace {
 
-TEST(Interleave, OnlyQ8_0AndQ4_KMatricesWithWholeGroupsQualify) {
+TEST(Interleave, OnlyQ8_0Q4_KAndQ4_0MatricesWithWholeGroupsQualify) {
   std::vector<uint8_t> buf(8 * 64 * 4, 0);
   EXPECT_EQ(interleaved_type(TensorView{DType::Q8_0, {8, 64}, buf.data()}), DType::Q8_0x4);
   EXPECT_FALSE(interleaved_type(TensorView{DType::Q8_0, {6, 64}, buf.data()}));  // 6 rows
@@ -22,9 +22,12 @@ TEST(Interleave, OnlyQ8_0AndQ4_KMatricesWithWholeGroupsQualify) {
   EXPECT_FALSE(interleaved_type(TensorView{DType::Q8_0, {8, 64}, nullptr}));     // no data
   EXPECT_EQ(interleaved_type(TensorView{DType::Q4_K, {8, 256}, buf.data()}), DType::Q4_Kx8);
   EXPECT_FALSE(interleaved_type(TensorView{DType::Q4_K, {4, 256}, buf.data()}));  // groups are 8
-  for (DType t : {DType::F32, DType::F16, DType::Q4_0, DType::Q5_K, DType::Q6_K, DType::Q8_0x4, DType::Q4_Kx8})
+  EXPECT_EQ(interleaved_type(TensorView{DType::Q4_0, {16, 64}, buf.data()}), DType::Q4_0x8);
+  EXPECT_FALSE(interleaved_type(TensorView{DType::Q4_0, {12, 64}, buf.data()}));  // groups are 8
+  for (DType t : {DType::F32, DType::F16, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::Q8_0x4, DType::Q4_Kx8,
+                  DType::Q4_0x8})
     EXPECT_FALSE(interleaved_type(TensorView{t, {8, 256}, buf.data()})) << dtype_name(t);
-  EXPECT_THROW(interleave(TensorView{DType::Q4_0, {8, 64}, buf.data()}, buf.data()), Error);
+  EXPECT_THROW(interleave(TensorView{DType::Q5_K, {8, 256}, buf.data()}, buf.data()), Error);
 }
 
 TEST(Interleave, EveryRowReadsBackExactly) {
@@ -33,7 +36,7 @@ TEST(Interleave, EveryRowReadsBackExactly) {
     int64_t rows;
     std::vector<int64_t> cols;
   };
-  const Case cases[] = {{DType::Q8_0, 12, {32, 256, 416}}, {DType::Q4_K, 24, {256, 768}}};
+  const Case cases[] = {{DType::Q8_0, 12, {32, 256, 416}}, {DType::Q4_K, 24, {256, 768}}, {DType::Q4_0, 24, {32, 416}}};
   for (const Case& c : cases)
     for (bool arbitrary : {false, true})
       for (int64_t cols : c.cols) {
@@ -61,7 +64,7 @@ TEST(Interleave, EveryRowReadsBackExactly) {
 }
 
 TEST(Interleave, RangesWrittenSeparatelyEqualTheWhole) {
-  for (DType file : {DType::Q8_0, DType::Q4_K}) {
+  for (DType file : {DType::Q8_0, DType::Q4_K, DType::Q4_0}) {
     SCOPED_TRACE(dtype_name(file));
     const int64_t rows = 16, cols = 256;
     const std::vector<uint8_t> qbytes = testing::random_blocks(file, rows, cols, 3);
@@ -72,7 +75,7 @@ TEST(Interleave, RangesWrittenSeparatelyEqualTheWhole) {
     interleave(q, parts.data(), 8, 16);
     interleave(q, parts.data(), 0, 8);
     EXPECT_EQ(parts, whole);
-    if (file == DType::Q4_K) {
+    if (file != DType::Q8_0) {
       EXPECT_THROW(interleave(q, parts.data(), 4, 8), Error);  // half a group of 8
     }
     EXPECT_THROW(interleave(q, parts.data(), 2, 8), Error);   // not a group boundary
@@ -81,7 +84,7 @@ TEST(Interleave, RangesWrittenSeparatelyEqualTheWhole) {
 }
 
 TEST(Interleave, RowsOfTheLayoutsAreOnlyReadThroughTheMatrix) {
-  for (DType t : {DType::Q8_0x4, DType::Q4_Kx8}) {  // one whole group of each
+  for (DType t : {DType::Q8_0x4, DType::Q4_Kx8, DType::Q4_0x8}) {  // one whole group of each
     SCOPED_TRACE(dtype_name(t));
     const int64_t rows = interleaved_rows(t), cols = block_size(t);
     std::vector<uint8_t> buf(rows * block_bytes(t), 0);

@@ -93,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest, ::testing::ValuesIn(testing::weig
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 // The interleaved layouts made at load time (Q8_0 rows by 4 into Q8_0x4, Q4_K rows by 8 into
-// Q4_Kx8): the same checks as every file type, the reference reading the interleaved bytes by
+// Q4_Kx8, Q4_0 rows by 8 into Q4_0x8): the same checks as every file type, the reference reading the interleaved bytes by
 // its own index arithmetic (ref::matrix_element).
 TEST(Matmul, InterleavedLayoutsMatchReferenceOnEveryIsaShapeAndThreadCount) {
   std::vector<std::unique_ptr<ThreadPool>> pools;
@@ -105,7 +105,8 @@ TEST(Matmul, InterleavedLayoutsMatchReferenceOnEveryIsaShapeAndThreadCount) {
   };
   // Rows up to 300+: several scheduling grains per thread, so decode runs its multi-stream path.
   const Case cases[] = {{DType::Q8_0, {32, 96, 416}, {4, 36, 152, 300}},
-                        {DType::Q4_K, {256, 768}, {8, 40, 152, 304}}};
+                        {DType::Q4_K, {256, 768}, {8, 40, 152, 304}},
+                        {DType::Q4_0, {32, 96, 416}, {8, 40, 152, 304}}};
   for (const Case& c : cases)
     for (int64_t cols : c.cols)
       for (int64_t rows : c.rows)
@@ -272,6 +273,8 @@ TEST(Matmul, RejectsBadWeights) {
   std::vector<uint8_t> kx8(4 * 148);
   TensorView split_kx8{DType::Q4_Kx8, {4, 256}, kx8.data()};  // groups are 8 rows
   EXPECT_THROW(matmul(split_kx8, buf.data(), 1, y.data(), nullptr), Error);
+  TensorView split_q4_0x8{DType::Q4_0x8, {4, 32}, kx8.data()};  // groups are 8 rows
+  EXPECT_THROW(matmul(split_q4_0x8, buf.data(), 1, y.data(), nullptr), Error);
 }
 
 TEST(Isa, ForcingEachSupportedIsaTakesEffect) {
