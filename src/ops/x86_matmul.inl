@@ -65,6 +65,10 @@ inline __m256i low256(__m512i v) {
 inline __m256i high256(__m512i v) {
   return _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), 0xF, v, 1);
 }
+// acc + float(sums) * scale (the zero-masked conversion, for the same reason).
+inline __m512 fmadd_sums512(__m512i sums, __m512 scale, __m512 acc) {
+  return _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sums), scale, acc);
+}
 #endif
 
 // ---- weight types -------------------------------------------------------------------------
@@ -613,6 +617,47 @@ inline void store_x4(__m256 acc, float* y) {
                                   _MM_SHUFFLE(1, 0, 1, 0)));
 }
 
+#if defined(__AVX512BW__)
+// The same for two adjacent groups side by side in one 512-bit register (lanes 0-7 rows
+// 4g..4g+3, lanes 8-15 the next group's; two lanes per row as above): the prefill tile of
+// GroupUnits on AVX-512 (this build always has VNNI).
+template <int T>
+[[gnu::always_inline]] inline void q8_0x4_block_pair(const BlockQ8_0x4* b0, const BlockQ8_0x4* b1,
+                                                     const ActQ8* const* a, __m512* acc) {
+  __m512i p[T];
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) p[t] = _mm512_set1_epi32(-64 * a[t]->sum);
+  TRIATTN_UNROLL
+  for (int c = 0; c < 4; ++c) {
+    const __m512i u = _mm512_xor_si512(concat256(loadu256(b0->qs + 32 * c), loadu256(b1->qs + 32 * c)),
+                                       _mm512_set1_epi8(static_cast<char>(0x80)));
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) {
+      int64_t chunk;
+      std::memcpy(&chunk, a[t]->qs + 8 * c, 8);
+      p[t] = _mm512_dpbusd_epi32(p[t], u, _mm512_set1_epi64(chunk));
+    }
+  }
+  int64_t d0, d1;  // four f16 scales of each group
+  std::memcpy(&d0, b0->d, 8);
+  std::memcpy(&d1, b1->d, 8);
+  const __m128i d8 = _mm_set_epi64x(d1, d0);
+  // Each scale twice, for its row's two lanes.
+  const __m512 dw =
+      _mm512_maskz_cvtph_ps(0xFFFF, _mm256_set_m128i(_mm_unpackhi_epi16(d8, d8), _mm_unpacklo_epi16(d8, d8)));
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) acc[t] = fmadd_sums512(p[t], _mm512_mul_ps(dw, _mm512_set1_ps(a[t]->d)), acc[t]);
+}
+
+// The eight rows' results (lane pairs summed) to y[0..7].
+inline void store_x4_pair(__m512 acc, float* y) {
+  const __m256 lo = _mm512_mask_extractf32x8_ps(_mm256_setzero_ps(), 0xFF, acc, 0);
+  const __m256 hi = _mm512_mask_extractf32x8_ps(_mm256_setzero_ps(), 0xFF, acc, 1);
+  const __m256 h = _mm256_hadd_ps(lo, hi);  // rows 0 1 4 5 | 2 3 6 7
+  _mm256_storeu_ps(y, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(h), _MM_SHUFFLE(3, 1, 2, 0))));
+}
+#endif
+
 // Decode's prefetch distance for the small interleaved blocks (Q8_0x4, Q4_0x8), measured in
 // the model (2-core EPYC VM, 2 threads, decode tok/s, medians of 10-12 runs alternating in
 // one process): Qwen3-0.6B Q8_0 2048 B 82.2 / 85.7 / 90.5, 1536 B 84.2 / 90.3 / 94.3;
@@ -630,6 +675,13 @@ struct Q8_0x4Group {
   template <int T>
   static void block(const Block* b, const Act* const* a, __m256* acc) { q8_0x4_block<T>(b, a, acc); }
   static void store(__m256 acc, float* y) { store_x4(acc, y); }
+#if defined(__AVX512BW__)
+  template <int T>
+  static void block_pair(const Block* b0, const Block* b1, const Act* const* a, __m512* acc) {
+    q8_0x4_block_pair<T>(b0, b1, a, acc);
+  }
+  static void store_pair(__m512 acc, float* y) { store_x4_pair(acc, y); }
+#endif
 };
 
 #if defined(__AVX512F__)
@@ -779,6 +831,30 @@ void tile_groups(const MatmulJob& j, int64_t g0, int64_t t0) {
     for (int t = 0; t < T; ++t) G::store(acc[r][t], j.y + (t0 + t) * j.y_stride + G::kRows * (g0 + r));
 }
 
+#if defined(__AVX512BW__)
+// y for groups g0, g0+1 x tokens [t0, t0+T), on 512-bit vectors (G::block_pair).
+template <class G, int T>
+void tile_group_pair(const MatmulJob& j, int64_t g0, int64_t t0) {
+  __m512 acc[T];
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  const typename G::Block* w0 = group_blocks<G>(j, g0);
+  const typename G::Block* w1 = group_blocks<G>(j, g0 + 1);
+  const typename G::Act* x[T];
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const typename G::Act*>(j.x + (t0 + t) * j.x_stride);
+  const int64_t nb = j.cols / G::kElems;
+  for (int64_t b = 0; b < nb; ++b) {
+    const typename G::Act* a[T];
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) a[t] = x[t] + b;
+    G::template block_pair<T>(w0 + b, w1 + b, a, acc);
+  }
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) G::store_pair(acc[t], j.y + (t0 + t) * j.y_stride + G::kRows * g0);
+}
+#endif
+
 // ---- one driver for every layout --------------------------------------------------------
 // A "unit" is what the kernels compute at once per weight stream: one row (RowUnits) or one
 // group of interleaved rows (GroupUnits). Each provides kRows (rows per unit), kTile
@@ -792,31 +868,32 @@ struct RowUnits {
   static void tile(const MatmulJob& j, int64_t u0, int64_t t0) { ops::tile<K, R, T>(j, u0, t0); }
 };
 
+// Layouts with 512-bit kernels (G::block_pair / store_pair: two groups side by side) use them
+// for prefill tiles of two groups where AVX-512 exists; decode and a range's odd last group
+// keep the 256-bit ones. Each byte dot product then covers twice the rows for the same
+// activation broadcast: pp512 gains of 13-41% by layout (docs/benchmarks.md, "Prefill
+// against llama.cpp").
+template <class G>
+constexpr bool kHasPair =
+#if defined(__AVX512BW__)
+    requires { &G::store_pair; };
+#else
+    false;
+#endif
+
 template <class G>
 struct GroupUnits {
-  static constexpr int kRows = G::kRows, kTile = G::kTile;
+  static constexpr int kRows = G::kRows, kTile = kHasPair<G> ? 2 : G::kTile;
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { gemv_group_streams<G, S>(j, u); }
   template <int R, int T>
-  static void tile(const MatmulJob& j, int64_t u0, int64_t t0) { tile_groups<G, R, T>(j, u0, t0); }
-};
-
-#if defined(__AVX512BW__)
-// Q4_0x8 with 512-bit prefill tiles of two groups (x86_matmul_q4_0x8.inl); a range's odd
-// last group and decode take the 256-bit kernels.
-struct Q4_0x8Units512 {
-  static constexpr int kRows = 8, kTile = 2;
-  template <int S>
-  static void gemv(const MatmulJob& j, const int64_t* u) { gemv_group_streams<Q4_0x8Group, S>(j, u); }
-  template <int R, int T>
   static void tile(const MatmulJob& j, int64_t u0, int64_t t0) {
-    if constexpr (R == 2)
-      tile_q4_0x8_pair<T>(j, u0, t0);
+    if constexpr (kHasPair<G> && R == 2)
+      tile_group_pair<G, T>(j, u0, t0);
     else
-      tile_groups<Q4_0x8Group, R, T>(j, u0, t0);
+      tile_groups<G, R, T>(j, u0, t0);
   }
 };
-#endif
 
 // Activation bytes of one token block of a matrix-matrix product (matmul_units).
 constexpr size_t kActivationBlockBytes = size_t{512} << 10;
@@ -888,11 +965,7 @@ void fill_matmul(KernelTable& t) {
   t.matmul[static_cast<int>(DType::Q8_0)] = matmul_units<RowUnits<Q8_0Kernel>>;
   t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_units<GroupUnits<Q8_0x4Group>>;
   t.matmul[static_cast<int>(DType::Q4_0)] = matmul_units<RowUnits<Q4_0Kernel>>;
-#if defined(__AVX512BW__)
-  t.matmul[static_cast<int>(DType::Q4_0x8)] = matmul_units<Q4_0x8Units512>;
-#else
   t.matmul[static_cast<int>(DType::Q4_0x8)] = matmul_units<GroupUnits<Q4_0x8Group>>;
-#endif
   t.matmul[static_cast<int>(DType::Q4_K)] = matmul_units<RowUnits<K4Kernel<BlockQ4_K, false>>>;
   t.matmul[static_cast<int>(DType::Q4_Kx8)] = matmul_units<GroupUnits<Q4_Kx8Group>>;
   t.matmul[static_cast<int>(DType::Q5_K)] = matmul_units<RowUnits<K4Kernel<BlockQ5_K, true>>>;

@@ -1,8 +1,7 @@
 // Q4_0x8 kernels (Q4_0 rows interleaved by 8 at load time, ops/quant_blocks.h), included by
 // x86_matmul.inl inside its anonymous namespace after the Q4_Kx8 kernels (whose
-// dot_u8s8_acc and broadcast_i32 they share): the block step and the layout's description for
-// the group driver there. Each 32-bit lane of a 256-bit register is one of the group's eight rows
-// throughout.
+// dot_u8s8_acc and broadcast_i32 they share): the block steps and the layout's description for
+// the group driver there. Each 32-bit lane is one row throughout.
 //
 // Per block column and token: 8 byte dot products (4 quants x 8 rows each), the -8 offset as
 // the start value of the sums and one FMA with the eight rows' scales; the nibble unpacking
@@ -34,7 +33,40 @@ template <int T>
     acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[t]), _mm256_mul_ps(d, _mm256_set1_ps(a[t]->d)), acc[t]);
 }
 
-// The layout as the group driver in x86_matmul.inl sees it: one group per tile, as Q4_Kx8.
+#if defined(__AVX512BW__)
+// The same for two adjacent groups side by side in one 512-bit register (lanes 0-7 rows
+// 8g..8g+7, lanes 8-15 the next group's): the prefill tile of GroupUnits on AVX-512.
+template <int T>
+[[gnu::always_inline]] inline void q4_0x8_block_pair(const BlockQ4_0x8* b0, const BlockQ4_0x8* b1,
+                                                     const ActQ8* const* a, __m512* acc) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  __m512i p[T];
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) p[t] = _mm512_set1_epi32(-8 * a[t]->sum);
+  TRIATTN_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    const __m512i raw = concat256(loadu256(b0->qs + 32 * k), loadu256(b1->qs + 32 * k));
+    const __m512i lo = _mm512_and_si512(raw, low4);
+    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) {
+      int32_t q0, q1;
+      std::memcpy(&q0, a[t]->qs + 8 * k, 4);
+      std::memcpy(&q1, a[t]->qs + 8 * k + 4, 4);
+      p[t] = _mm512_dpbusd_epi32(p[t], lo, _mm512_set1_epi32(q0));
+      p[t] = _mm512_dpbusd_epi32(p[t], hi, _mm512_set1_epi32(q1));
+    }
+  }
+  const __m512 d = _mm512_maskz_cvtph_ps(
+      0xFFFF, _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b1->d)),
+                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(b0->d))));
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) acc[t] = fmadd_sums512(p[t], _mm512_mul_ps(d, _mm512_set1_ps(a[t]->d)), acc[t]);
+}
+#endif
+
+// The layout as the group driver in x86_matmul.inl sees it: one group per 256-bit tile, as
+// Q4_Kx8; two per 512-bit one.
 struct Q4_0x8Group {
   using Block = BlockQ4_0x8;
   using Act = ActQ8;
@@ -42,56 +74,12 @@ struct Q4_0x8Group {
   template <int T>
   static void block(const Block* b, const Act* const* a, __m256* acc) { q4_0x8_block<T>(b, a, acc); }
   static void store(__m256 acc, float* y) { _mm256_storeu_ps(y, acc); }
+#if defined(__AVX512BW__)
+  template <int T>
+  static void block_pair(const Block* b0, const Block* b1, const Act* const* a, __m512* acc) {
+    q4_0x8_block_pair<T>(b0, b1, a, acc);
+  }
+  static void store_pair(__m512 acc, float* y) { _mm512_storeu_ps(y, acc); }
+#endif
 };
 
-#if defined(__AVX512BW__)
-// Prefill on 512-bit vectors: two adjacent groups (rows 8g..8g+15) side by side in one
-// register, so each byte dot product covers sixteen rows and the sixteen results are one
-// contiguous store; the activation bytes are broadcast to both halves as they are. Qwen3-0.6B
-// Q4_0 pp512 on the 2-core EPYC VM, alternating, three rounds: 329.1 / 330.8 / 335.6 tok/s
-// with the 256-bit tile (one group), 431.5 / 476.0 / 466.8 with this one.
-template <int T>
-void tile_q4_0x8_pair(const MatmulJob& j, int64_t g0, int64_t t0) {
-  const auto* w0 = reinterpret_cast<const BlockQ4_0x8*>(j.w + 8 * g0 * j.w_stride);
-  const auto* w1 = reinterpret_cast<const BlockQ4_0x8*>(j.w + 8 * (g0 + 1) * j.w_stride);
-  const ActQ8* x[T];
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const ActQ8*>(j.x + (t0 + t) * j.x_stride);
-  __m512 acc[T];
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
-  const int64_t nb = j.cols / kQK;
-  for (int64_t b = 0; b < nb; ++b) {
-    __m512i p[T];
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) p[t] = _mm512_set1_epi32(-8 * x[t][b].sum);
-    TRIATTN_UNROLL
-    for (int k = 0; k < 4; ++k) {
-      const __m512i raw = concat256(loadu256(w0[b].qs + 32 * k), loadu256(w1[b].qs + 32 * k));
-      const __m512i lo = _mm512_and_si512(raw, low4);
-      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
-      TRIATTN_UNROLL
-      for (int t = 0; t < T; ++t) {
-        const int8_t* q = x[t][b].qs + 8 * k;
-        int32_t q0, q1;
-        std::memcpy(&q0, q, 4);
-        std::memcpy(&q1, q + 4, 4);
-        p[t] = _mm512_dpbusd_epi32(p[t], lo, _mm512_set1_epi32(q0));
-        p[t] = _mm512_dpbusd_epi32(p[t], hi, _mm512_set1_epi32(q1));
-      }
-    }
-    const __m256i d16 = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w1[b].d)),
-                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(w0[b].d)));
-    const __m512 d = _mm512_maskz_cvtph_ps(0xFFFF, d16);
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) {
-      // The zero-masked conversion: GCC 12's plain one trips -Wuninitialized (see concat256).
-      const __m512 sums = _mm512_maskz_cvtepi32_ps(0xFFFF, p[t]);
-      acc[t] = _mm512_fmadd_ps(sums, _mm512_mul_ps(d, _mm512_set1_ps(x[t][b].d)), acc[t]);
-    }
-  }
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) _mm512_storeu_ps(j.y + (t0 + t) * j.y_stride + 8 * g0, acc[t]);
-}
-#endif

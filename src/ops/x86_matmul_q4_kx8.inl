@@ -1,7 +1,7 @@
 // Q4_Kx8 kernels (Q4_K rows interleaved by 8 at load time, ops/quant_blocks.h), included by
-// x86_matmul.inl inside its anonymous namespace: the block step and the layout's description
-// for the group driver there (decode streams, matrix-matrix tiles). Each 32-bit lane of a 256-bit register is one of the group's eight
-// rows throughout.
+// x86_matmul.inl inside its anonymous namespace: the block steps (256-bit, and 512-bit for two
+// groups) and the layout's description for the group driver there (decode streams,
+// matrix-matrix tiles). Each 32-bit lane is one row throughout.
 //
 // Per block column and token: 64 byte dot products (4 quants x 8 rows each), one 32-bit
 // multiply by the rows' scales per sub-block, and the mins through four int16 pair
@@ -82,10 +82,71 @@ template <int T>
   }
 }
 
-// The layout as the group driver in x86_matmul.inl sees it. One group of eight per tile: the
-// activations are broadcast per group from L1 either way, so more groups per tile would only
-// add accumulators. Decode prefetches kGemvPrefetch bytes ahead (a block is 1184 bytes, 19
-// lines).
+#if defined(__AVX512BW__)
+// The same for two adjacent groups side by side in one 512-bit register (lanes 0-7 rows
+// 8g..8g+7, lanes 8-15 the next group's): the prefill tile of GroupUnits on AVX-512.
+template <int T>
+[[gnu::always_inline]] inline void q4_kx8_block_pair(const BlockQ4_Kx8* b0, const BlockQ4_Kx8* b1,
+                                                     const ActQ8K* const* a, __m512* acc) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  __m512i sumi[T];
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) sumi[t] = _mm512_setzero_si512();
+  TRIATTN_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    __m512i dot[T];
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) dot[t] = _mm512_setzero_si512();
+    TRIATTN_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      const __m512i raw = concat256(loadu256(b0->qs + 128 * j + 32 * k), loadu256(b1->qs + 128 * j + 32 * k));
+      const __m512i lo = _mm512_and_si512(raw, low4);
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+      TRIATTN_UNROLL
+      for (int t = 0; t < T; ++t) {
+        int32_t q0, q1;
+        std::memcpy(&q0, a[t]->qs + 32 * j + 8 * k, 4);
+        std::memcpy(&q1, a[t]->qs + 32 * j + 8 * k + 4, 4);
+        dot[t] = _mm512_dpbusd_epi32(dot[t], lo, _mm512_set1_epi32(q0));
+        dot[t] = _mm512_dpbusd_epi32(dot[t], hi, _mm512_set1_epi32(q1));
+      }
+    }
+    int64_t s0, s1;  // sub-block j's scales of each group's eight rows
+    std::memcpy(&s0, b0->scales + 8 * j, 8);
+    std::memcpy(&s1, b1->scales + 8 * j, 8);
+    const __m512i scale = _mm512_maskz_cvtepu8_epi32(0xFFFF, _mm_set_epi64x(s1, s0));  // zero-masked: concat256
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) sumi[t] = _mm512_add_epi32(sumi[t], _mm512_mullo_epi32(dot[t], scale));
+  }
+  __m256i mins0[4], mins1[4];
+  TRIATTN_UNROLL
+  for (int p = 0; p < 4; ++p) {
+    for (int g = 0; g < 2; ++g) {
+      const uint8_t* m = (g ? b1 : b0)->mins + 16 * p;
+      const __m128i m0 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(m));
+      const __m128i m1 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(m + 8));
+      (g ? mins1 : mins0)[p] = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m0, m1));
+    }
+  }
+  auto halves = [](const uint16_t* h0, const uint16_t* h1) {
+    return _mm512_maskz_cvtph_ps(0xFFFF, _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h1)),
+                                                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))));
+  };
+  const __m512 d = halves(b0->d, b1->d), dmin = halves(b0->dmin, b1->dmin);
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) {
+    const __m512 ad = _mm512_set1_ps(a[t]->d);
+    acc[t] = fmadd_sums512(sumi[t], _mm512_mul_ps(d, ad), acc[t]);
+    const __m512i mins = concat256(q4_kx8_min_sums(mins0, a[t]), q4_kx8_min_sums(mins1, a[t]));
+    acc[t] = fmadd_sums512(mins, _mm512_mul_ps(dmin, _mm512_sub_ps(_mm512_setzero_ps(), ad)), acc[t]);
+  }
+}
+#endif
+
+// The layout as the group driver in x86_matmul.inl sees it. One group of eight per 256-bit
+// tile (the activations are broadcast per group from L1 either way, so more groups per tile
+// would only add accumulators), two per 512-bit one. Decode prefetches kGemvPrefetch bytes
+// ahead (a block is 1184 bytes, 19 lines).
 struct Q4_Kx8Group {
   using Block = BlockQ4_Kx8;
   using Act = ActQ8K;
@@ -93,4 +154,11 @@ struct Q4_Kx8Group {
   template <int T>
   static void block(const Block* b, const Act* const* a, __m256* acc) { q4_kx8_block<T>(b, a, acc); }
   static void store(__m256 acc, float* y) { _mm256_storeu_ps(y, acc); }
+#if defined(__AVX512BW__)
+  template <int T>
+  static void block_pair(const Block* b0, const Block* b1, const Act* const* a, __m512* acc) {
+    q4_kx8_block_pair<T>(b0, b1, a, acc);
+  }
+  static void store_pair(__m512 acc, float* y) { _mm512_storeu_ps(y, acc); }
+#endif
 };

@@ -93,8 +93,10 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest, ::testing::ValuesIn(testing::weig
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 // The interleaved layouts made at load time (Q8_0 rows by 4 into Q8_0x4, Q4_K rows by 8 into
-// Q4_Kx8, Q4_0 rows by 8 into Q4_0x8): the same checks as every file type, the reference reading the interleaved bytes by
-// its own index arithmetic (ref::matrix_element).
+// Q4_Kx8, Q4_0 rows by 8 into Q4_0x8): the same checks as every file type, the reference
+// reading the interleaved bytes by its own index arithmetic (ref::matrix_element). Row counts
+// of odd and even group counts, so the AVX-512 tiles of two groups and the one-group tail both
+// run.
 TEST(Matmul, InterleavedLayoutsMatchReferenceOnEveryIsaShapeAndThreadCount) {
   std::vector<std::unique_ptr<ThreadPool>> pools;
   for (int n : {1, 2, 3}) pools.push_back(std::make_unique<ThreadPool>(n));
