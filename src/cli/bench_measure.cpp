@@ -15,12 +15,19 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
 
-double time_prefill(const Model& model, Forward& forward, const PolicyFactory& policies,
-                    std::span<const int32_t> tokens) {
+PrefillMeasure time_prefill(const Model& model, Forward& forward, const PolicyFactory& policies,
+                            std::span<const int32_t> tokens) {
   Sequence seq(model, policies);
+  // As in time_decode: full attention's streams sized once, not doubled and copied on the way.
+  if (seq.memory_bound() == 0) seq.cache().reserve(static_cast<int64_t>(tokens.size()));
   const auto t0 = Clock::now();
   seq.feed(tokens, forward);
-  return seconds_since(t0);
+  PrefillMeasure m;
+  m.seconds = seconds_since(t0);
+  m.kv_peak_bytes = seq.cache().peak_bytes();
+  m.kv_peak_tokens = seq.cache().peak_tokens();
+  m.prune_events = seq.cache().prune_events();
+  return m;
 }
 
 DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFactory& policies, SyntheticKv& filler,

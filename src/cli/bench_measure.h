@@ -13,9 +13,16 @@
 
 namespace triattn::cli {
 
-// Seconds to feed `tokens` to a fresh sequence (prefill, in the steps the policy allows).
-double time_prefill(const Model& model, Forward& forward, const PolicyFactory& policies,
-                    std::span<const int32_t> tokens);
+struct PrefillMeasure {
+  double seconds = 0;          // wall time until the last token's logits (time to first token)
+  size_t kv_peak_bytes = 0;    // largest live K+V during the prefill
+  int64_t kv_peak_tokens = 0;  // largest stream during the prefill
+  int64_t prune_events = 0;
+};
+
+// Feeds `tokens` to a fresh sequence (prefill, in the steps the policy allows).
+PrefillMeasure time_prefill(const Model& model, Forward& forward, const PolicyFactory& policies,
+                            std::span<const int32_t> tokens);
 
 struct DecodeMeasure {
   int batch = 1;               // sequences stepped together

@@ -1,6 +1,9 @@
 // triattn bench: throughput, memory and scoring overhead of each KV policy at several cache
 // depths, beside the machine's measured memory bandwidth (the decode roofline).
 //   pp: a prefill of --pp tokens from an empty cache (matrix-matrix speed).
+//   prompt: with --prompt N,..., the time to first token of an N-token prompt (a prefill
+//       from an empty cache in the steps the policy allows: under a compressing policy in
+//       chunks of beta, pruned to B between them).
 //   tg: --tg decode steps after the cache holds `depth` tokens. The depth is filled with
 //       synthetic cache contents (cli/bench_synthetic_kv.h) through the policy's own pruning,
 //       because a real prefill of 32K tokens would take far longer than the measurement.
@@ -39,12 +42,19 @@ struct BenchOptions {
   std::vector<int64_t> depths{0, 4096, 16384};
   std::vector<std::string> policies{"full", "triattention"};
   std::vector<int> batches{1};
+  std::vector<int64_t> prompts;  // --prompt: time to first token at these lengths
   int64_t pp = 512, tg = 128;
   int64_t probe_mib = 1024;
   int probe_runs = 5;
   int64_t sample_tokens = 64;
   uint64_t seed = 1;
   bool json = false;
+};
+
+// One (policy, prompt length) measurement of the time to first token: every repetition's.
+struct PromptCell {
+  std::vector<double> seconds;
+  std::vector<PrefillMeasure> prefill;
 };
 
 // One (policy, depth, batch) cell: every repetition's raw figures.
@@ -101,6 +111,8 @@ void validate(const BenchOptions& o) {
   if (o.reps < 1) fail("--reps must be at least 1");
   if (o.pp < 0) fail("--pp must be >= 0 (0 skips the prefill measurement)");
   if (o.tg < 1) fail("--tg must be at least 1");
+  for (int64_t n : o.prompts)
+    if (n < 1 || n > (int64_t{1} << 20)) fail("--prompt: ", n, " tokens; each prompt must hold 1 to 1048576");
   if (o.depths.empty()) fail("--depths is empty");
   for (int64_t d : o.depths)
     if (d < 0) fail("--depths: depth ", d, " is negative");
@@ -139,6 +151,9 @@ int cmd_bench(const std::vector<std::string>& args) {
       ->capture_default_str();
   app.add_option("--reps", o.reps, "repetitions of every measurement (median and sd reported)")->capture_default_str();
   app.add_option("--pp", o.pp, "prefill tokens timed from an empty cache (0 = skip)")->capture_default_str();
+  app.add_option("--prompt", o.prompts,
+                 "prompt lengths whose time to first token is measured per policy (comma-separated; none by default)")
+      ->delimiter(',');
   app.add_option("--tg", o.tg, "decode steps timed at each depth")->capture_default_str();
   app.add_option("--probe-mib", o.probe_mib, "buffer size of the memory bandwidth probe (MiB)")->capture_default_str();
   app.add_option("--probe-runs", o.probe_runs, "runs of the bandwidth probe before each repetition (the best of all is reported)")->capture_default_str();
@@ -160,6 +175,10 @@ int cmd_bench(const std::vector<std::string>& args) {
 
   auto model = load_model(o.model_path, {.threads = o.threads});
   const ModelConfig& cfg = model->config();
+  for (int64_t n : o.prompts)
+    if (cfg.context_length > 0 && n > cfg.context_length)
+      std::fprintf(stderr, "bench: warning: a %lld-token prompt exceeds the model's context length %lld\n",
+                   static_cast<long long>(n), static_cast<long long>(cfg.context_length));
   for (int64_t d : o.depths)
     if (cfg.context_length > 0 && d + o.tg > cfg.context_length)
       std::fprintf(stderr, "bench: warning: depth %lld + %lld decode steps exceeds the model's context length %lld\n",
@@ -210,17 +229,36 @@ int cmd_bench(const std::vector<std::string>& args) {
   const int32_t first_token = static_cast<int32_t>(rng() % static_cast<uint64_t>(cfg.vocab_size));
   SyntheticKv filler(*model, forward, o.sample_tokens, o.seed);
 
+  // The --prompt texts: random tokens, one draw per length, the same for every policy.
+  std::map<int64_t, std::vector<int32_t>> long_prompts;
+  for (int64_t n : o.prompts) {
+    std::vector<int32_t>& t = long_prompts[n];
+    t.resize(static_cast<size_t>(n));
+    for (int32_t& x : t) x = static_cast<int32_t>(rng() % static_cast<uint64_t>(cfg.vocab_size));
+  }
+
   std::map<std::tuple<std::string, int64_t, int>, Cell> cells;
+  std::map<std::pair<std::string, int64_t>, PromptCell> prompt_cells;
   std::map<std::string, std::vector<double>> pp_by_policy;
   for (int rep = 0; rep < o.reps; ++rep) {
     probe_again();
     for (const std::string& p : o.policies) {
       if (o.pp <= 0) break;
-      const double s = time_prefill(*model, forward, *factories[p], prompt);
+      const double s = time_prefill(*model, forward, *factories[p], prompt).seconds;
       pp_by_policy[p].push_back(s > 0 ? static_cast<double>(o.pp) / s : 0);
       std::fprintf(stderr, "bench: rep %d/%d %s pp%lld %.2f tok/s\n", rep + 1, o.reps, p.c_str(),
                    static_cast<long long>(o.pp), pp_by_policy[p].back());
     }
+    for (int64_t n : o.prompts)
+      for (const std::string& p : o.policies) {
+        const PrefillMeasure m = time_prefill(*model, forward, *factories[p], long_prompts[n]);
+        PromptCell& c = prompt_cells[{p, n}];
+        c.seconds.push_back(m.seconds);
+        c.prefill.push_back(m);
+        std::fprintf(stderr, "bench: rep %d/%d %s prompt %lld: first token after %.2f s, KV peak %.1f MiB\n",
+                     rep + 1, o.reps, p.c_str(), static_cast<long long>(n), m.seconds,
+                     static_cast<double>(m.kv_peak_bytes) / 1048576.0);
+      }
     // Depth outermost, policies inside: the policies compared at one depth run back to back,
     // after the same preceding work. (Policies outermost made the second policy's depth-0
     // run follow the first one's 32K-token run and its 3.6 GB free, which measured up to 18%
@@ -281,6 +319,29 @@ int cmd_bench(const std::vector<std::string>& args) {
                         {"reps", o.reps}});
       }
 
+  nlohmann::json prompt_runs = nlohmann::json::array();
+  for (const std::string& p : o.policies)
+    for (int64_t n : o.prompts) {
+      const PromptCell& c = prompt_cells[{p, n}];
+      const Spread t = spread(c.seconds);
+      size_t peak_bytes = 0;
+      int64_t peak_tokens = 0, prunes = 0;
+      for (const PrefillMeasure& m : c.prefill) {
+        peak_bytes = std::max(peak_bytes, m.kv_peak_bytes);
+        peak_tokens = std::max(peak_tokens, m.kv_peak_tokens);
+        prunes = std::max(prunes, m.prune_events);
+      }
+      prompt_runs.push_back({{"policy", p},
+                             {"prompt_tokens", n},
+                             {"ttft_s", t.median},
+                             {"ttft_s_sd", t.sd},
+                             {"tok_s", t.median > 0 ? static_cast<double>(n) / t.median : 0},
+                             {"kv_peak_bytes", peak_bytes},
+                             {"kv_peak_tokens", peak_tokens},
+                             {"prune_events", prunes},
+                             {"reps", o.reps}});
+    }
+
   const KvSettings& s = kv.settings;
   if (o.json) {
     nlohmann::json out = {
@@ -310,6 +371,7 @@ int cmd_bench(const std::vector<std::string>& args) {
           {"synthetic_sample_tokens", filler.sample_tokens()},
           {"calibration", calibration}}},
         {"runs", runs}};
+    if (!o.prompts.empty()) out["prompts"] = prompt_runs;
     std::cout << out.dump(1) << "\n";
     return 0;
   }
@@ -345,6 +407,18 @@ int cmd_bench(const std::vector<std::string>& args) {
                 r["kv_peak_bytes"].get<double>() / 1048576.0, r["kv_bytes_per_token"].get<double>() / 1048576.0,
                 100 * r["scoring_share"].get<double>(), r["bandwidth_gbs"].get<double>(),
                 100 * r["bandwidth_share"].get<double>());
+  }
+  if (!prompt_runs.empty()) {
+    std::printf("\nTime to first token (a prompt of N random tokens from an empty cache; medians of %d reps (sd)):\n\n",
+                o.reps);
+    std::printf("%-18s %8s %18s %10s %10s %8s\n", "policy", "prompt", "TTFT s (sd)", "tok/s", "KVpk MiB", "prunes");
+    for (const nlohmann::json& r : prompt_runs) {
+      char t[32];
+      std::snprintf(t, sizeof t, "%.3f (%.3f)", r["ttft_s"].get<double>(), r["ttft_s_sd"].get<double>());
+      std::printf("%-18s %8lld %18s %10.1f %10.1f %8lld\n", r["policy"].get<std::string>().c_str(),
+                  static_cast<long long>(r["prompt_tokens"].get<int64_t>()), t, r["tok_s"].get<double>(),
+                  r["kv_peak_bytes"].get<double>() / 1048576.0, static_cast<long long>(r["prune_events"].get<int64_t>()));
+    }
   }
   return 0;
 }

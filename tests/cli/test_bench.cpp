@@ -118,6 +118,40 @@ TEST(Bench, BatchedDecodeKeepsEachSequencesMemory) {
   EXPECT_NE(bad.out.find("--batch"), std::string::npos) << bad.out;
 }
 
+// --prompt: the time to first token of a long prompt per policy. Full attention holds the whole
+// prompt; TriAttention prefills it in chunks of beta, pruned to B between them, so its peak
+// stays within B + beta and it prunes on the way. The text mode prints the table too.
+TEST(Bench, PromptTimeToFirstTokenPerPolicy) {
+  const BenchRun r = run_bench("-t 1 --depths 0 --prompt 40,300 --kv-budget 64 --divide-length 16 --reps 1 --pp 0 "
+                               "--tg 1 --probe-mib 16 --probe-runs 1 --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& prompts = j.at("prompts");
+  ASSERT_EQ(prompts.size(), 4u);  // 2 policies x 2 lengths
+  std::map<std::pair<std::string, int64_t>, nlohmann::json> by;
+  for (const auto& p : prompts) {
+    for (const char* key : {"ttft_s", "ttft_s_sd", "tok_s", "kv_peak_bytes", "kv_peak_tokens", "prune_events"})
+      EXPECT_TRUE(p.contains(key)) << key;
+    EXPECT_GT(p.at("ttft_s").get<double>(), 0);
+    by[{p.at("policy").get<std::string>(), p.at("prompt_tokens").get<int64_t>()}] = p;
+  }
+  EXPECT_EQ(by.at({"full", 300}).at("kv_peak_tokens"), 300);
+  EXPECT_EQ(by.at({"full", 300}).at("kv_peak_bytes").get<double>(), 300 * kBytesPerToken);
+  EXPECT_EQ(by.at({"full", 300}).at("prune_events"), 0);
+  EXPECT_LE(by.at({"triattention", 300}).at("kv_peak_tokens").get<int64_t>(), 64 + 16);
+  EXPECT_GE(by.at({"triattention", 300}).at("prune_events").get<int64_t>(), (300 - 80) / 16);
+  EXPECT_EQ(by.at({"triattention", 40}).at("kv_peak_tokens"), 40);  // below B: nothing to prune
+  EXPECT_EQ(by.at({"triattention", 40}).at("prune_events"), 0);
+
+  const BenchRun text = run_bench("-t 1 --depths 0 --policies full --prompt 50 --reps 1 --pp 0 --tg 1 --probe-mib 16 "
+                                  "--probe-runs 1");
+  ASSERT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("Time to first token"), std::string::npos) << text.out;
+  const BenchRun bad = run_bench("--prompt 0", true);
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.out.find("--prompt"), std::string::npos) << bad.out;
+}
+
 TEST(Bench, RepetitionsAndTextTable) {
   const BenchRun r = run_bench("-t 1 --depths 0 --policies full --reps 2 --pp 16 --tg 8 --probe-mib 16 --probe-runs 1");
   ASSERT_EQ(r.rc, 0) << r.out;
