@@ -6,6 +6,7 @@
 #define TRIATTN_TILE_ROWS 4
 #define TRIATTN_TILE_TOKENS 4
 #define TRIATTN_TILE_GROUPS_X4 2
+#define TRIATTN_SMALL_BATCH 16
 #include "ops/x86_matmul.inl"
 #include "ops/mxfp4_x86.inl"
 #include "ops/x86_vec.inl"

@@ -776,19 +776,26 @@ inline const typename G::Block* group_blocks(const MatmulJob& j, int64_t g) {
 
 // Decode: S groups at once from evenly spaced parts of the range, each block prefetched
 // G::kPrefetch bytes ahead; each group accumulates in block order whichever stream carries it.
-template <class G, int S>
-inline void gemv_group_streams(const MatmulJob& j, const int64_t* groups) {
+// With T > 1, tokens [t0, t0+T) at once (a few sequences decoding together, small_batch):
+// every (row, token) is still summed exactly as for one token.
+template <class G, int S, int T = 1>
+inline void gemv_group_streams(const MatmulJob& j, const int64_t* groups, int64_t t0 = 0) {
   const int64_t nb = j.cols / G::kElems;
   const typename G::Block* w[S];
-  __m256 acc[S];
+  __m256 acc[S][T];
   TRIATTN_UNROLL
   for (int s = 0; s < S; ++s) {
     w[s] = group_blocks<G>(j, groups[s]);
-    acc[s] = _mm256_setzero_ps();
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) acc[s][t] = _mm256_setzero_ps();
   }
-  const auto* x = reinterpret_cast<const typename G::Act*>(j.x);
+  const typename G::Act* x[T];
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const typename G::Act*>(j.x + (t0 + t) * j.x_stride);
   for (int64_t b = 0; b < nb; ++b) {
-    const typename G::Act* a = x + b;
+    const typename G::Act* a[T];
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) a[t] = x[t] + b;
     TRIATTN_UNROLL
     for (int s = 0; s < S; ++s) {
       // Every line the block may touch, wherever it starts.
@@ -796,11 +803,13 @@ inline void gemv_group_streams(const MatmulJob& j, const int64_t* groups) {
       TRIATTN_UNROLL
       for (int off = 0; off < static_cast<int>(sizeof(typename G::Block)); off += 64)
         _mm_prefetch(p + off, _MM_HINT_T0);
-      G::template block<1>(w[s] + b, &a, &acc[s]);
+      G::template block<T>(w[s] + b, a, acc[s]);
     }
   }
   TRIATTN_UNROLL
-  for (int s = 0; s < S; ++s) G::store(acc[s], j.y + G::kRows * groups[s]);
+  for (int s = 0; s < S; ++s)
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) G::store(acc[s][t], j.y + (t0 + t) * j.y_stride + G::kRows * groups[s]);
 }
 
 // y for groups [g0, g0+R) x tokens [t0, t0+T).
@@ -886,6 +895,10 @@ struct GroupUnits {
   static constexpr int kRows = G::kRows, kTile = kHasPair<G> ? 2 : G::kTile;
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { gemv_group_streams<G, S>(j, u); }
+  template <int S, int T>
+  static void gemv_tokens(const MatmulJob& j, const int64_t* u, int64_t t0) {
+    gemv_group_streams<G, S, T>(j, u, t0);
+  }
   template <int R, int T>
   static void tile(const MatmulJob& j, int64_t u0, int64_t t0) {
     if constexpr (kHasPair<G> && R == 2)
@@ -906,6 +919,37 @@ void with_count(int n, F&& f) {
     if (n < N) return with_count<N - 1>(n, f);
   }
   f.template operator()<N>();
+}
+
+// A few tokens (sequences decoding together; small_batch below) up to this many.
+constexpr int64_t kSmallBatch = TRIATTN_SMALL_BATCH;
+// Weight bytes per slice of small_batch: read from memory by the first token tile, from L2 by
+// the others.
+constexpr int64_t kSmallBatchSliceBytes = int64_t{512} << 10;
+
+// Rows [u0, u1) for a few tokens, as decode reads them: kGemvStreams units at once from evenly
+// spaced parts of a slice, each stream prefetched, every token of a tile dotted with a block
+// while it is in registers. The tiles of matmul_units read each unit's weights at one stream
+// per unit tile, a pattern that left a batch of 2 slower than one sequence (65.8 against
+// 79.0 tok/s, Qwen3-0.6B Q8_0); see docs/benchmarks.md, "Batched decode".
+template <class U>
+void small_batch(const MatmulJob& j, int64_t u0, int64_t u1) {
+  constexpr int S = kGemvStreams;
+  const int64_t unit_bytes = U::kRows * static_cast<int64_t>(j.w_stride);
+  const int64_t slice = std::max<int64_t>(S, kSmallBatchSliceBytes / std::max<int64_t>(1, unit_bytes));
+  for (int64_t c0 = u0; c0 < u1; c0 += slice) {
+    const int64_t c1 = std::min(u1, c0 + slice), part = (c1 - c0) / S;
+    for (int64_t t0 = 0; t0 < j.n_tokens; t0 += kTileTokens)
+      with_count<kTileTokens>(static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t0)), [&]<int T>() {
+        for (int64_t i = 0; i < part; ++i) {
+          int64_t units[S];
+          TRIATTN_UNROLL
+          for (int s = 0; s < S; ++s) units[s] = c0 + s * part + i;
+          U::template gemv_tokens<S, T>(j, units, t0);
+        }
+        for (int64_t u = c0 + S * part; u < c1; ++u) U::template gemv_tokens<1, T>(j, &u, t0);
+      });
+  }
 }
 
 // Unit tile [u, u + R) for tokens [b0, b1), in tiles of kTileTokens.
@@ -932,6 +976,8 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
     for (int64_t u = u0 + S * part; u < u1; ++u) U::template gemv<1>(j, &u);
     return;
   }
+  if constexpr (requires { &U::template gemv_tokens<1, 1>; })
+    if (j.n_tokens <= kSmallBatch) return small_batch<U>(j, u0, u1);
   // Tokens in blocks whose activations fit in L2 (kActivationBlockBytes), and within a block
   // the unit tiles outermost: a tile's weights stay in L1 while the block's tokens pass over
   // them, and the block's activations stay in L2 while every tile of the range passes over
