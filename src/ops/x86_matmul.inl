@@ -841,6 +841,46 @@ void tile_groups(const MatmulJob& j, int64_t g0, int64_t t0) {
 }
 
 #if defined(__AVX512BW__)
+// gemv_group_streams on 512-bit vectors: each stream two adjacent groups (first[s], first[s]
+// + 1) side by side (G::block_pair), for a few tokens at once (small_batch).
+template <class G, int S, int T>
+inline void gemv_group_pair_streams(const MatmulJob& j, const int64_t* first, int64_t t0) {
+  const int64_t nb = j.cols / G::kElems;
+  const typename G::Block* w0[S];
+  const typename G::Block* w1[S];
+  __m512 acc[S][T];
+  TRIATTN_UNROLL
+  for (int s = 0; s < S; ++s) {
+    w0[s] = group_blocks<G>(j, first[s]);
+    w1[s] = group_blocks<G>(j, first[s] + 1);
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) acc[s][t] = _mm512_setzero_ps();
+  }
+  const typename G::Act* x[T];
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const typename G::Act*>(j.x + (t0 + t) * j.x_stride);
+  for (int64_t b = 0; b < nb; ++b) {
+    const typename G::Act* a[T];
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) a[t] = x[t] + b;
+    TRIATTN_UNROLL
+    for (int s = 0; s < S; ++s) {
+      const char* p0 = reinterpret_cast<const char*>(w0[s] + b) + G::kPrefetch;
+      const char* p1 = reinterpret_cast<const char*>(w1[s] + b) + G::kPrefetch;
+      TRIATTN_UNROLL
+      for (int off = 0; off < static_cast<int>(sizeof(typename G::Block)); off += 64) {
+        _mm_prefetch(p0 + off, _MM_HINT_T0);
+        _mm_prefetch(p1 + off, _MM_HINT_T0);
+      }
+      G::template block_pair<T>(w0[s] + b, w1[s] + b, a, acc[s]);
+    }
+  }
+  TRIATTN_UNROLL
+  for (int s = 0; s < S; ++s)
+    TRIATTN_UNROLL
+    for (int t = 0; t < T; ++t) G::store_pair(acc[s][t], j.y + (t0 + t) * j.y_stride + G::kRows * first[s]);
+}
+
 // y for groups g0, g0+1 x tokens [t0, t0+T), on 512-bit vectors (G::block_pair).
 template <class G, int T>
 void tile_group_pair(const MatmulJob& j, int64_t g0, int64_t t0) {
@@ -895,8 +935,14 @@ struct GroupUnits {
   static constexpr int kRows = G::kRows, kTile = kHasPair<G> ? 2 : G::kTile;
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { gemv_group_streams<G, S>(j, u); }
-  template <int S, int T>
+  // small_batch's streams of T tokens: one unit each, or (kPairs, where the layout has 512-bit
+  // kernels) two adjacent units side by side.
+  static constexpr bool kHasPairs = kHasPair<G>;
+  template <int S, int T, bool kPairs>
   static void gemv_tokens(const MatmulJob& j, const int64_t* u, int64_t t0) {
+#if defined(__AVX512BW__)
+    if constexpr (kPairs) return gemv_group_pair_streams<G, S, T>(j, u, t0);
+#endif
     gemv_group_streams<G, S, T>(j, u, t0);
   }
   template <int R, int T>
@@ -932,24 +978,37 @@ constexpr int64_t kSmallBatchSliceBytes = int64_t{512} << 10;
 // while it is in registers. The tiles of matmul_units read each unit's weights at one stream
 // per unit tile, a pattern that left a batch of 2 slower than one sequence (65.8 against
 // 79.0 tok/s, Qwen3-0.6B Q8_0); see docs/benchmarks.md, "Batched decode".
-template <class U>
-void small_batch(const MatmulJob& j, int64_t u0, int64_t u1) {
-  constexpr int S = kGemvStreams;
+// kPairs: each stream carries two adjacent units side by side on 512-bit vectors.
+template <class U, bool kPairs>
+void small_batch_slices(const MatmulJob& j, int64_t u0, int64_t u1) {
+  constexpr int S = kGemvStreams, P = kPairs ? 2 : 1;
   const int64_t unit_bytes = U::kRows * static_cast<int64_t>(j.w_stride);
-  const int64_t slice = std::max<int64_t>(S, kSmallBatchSliceBytes / std::max<int64_t>(1, unit_bytes));
+  const int64_t slice = std::max<int64_t>(S * P, kSmallBatchSliceBytes / std::max<int64_t>(1, unit_bytes));
   for (int64_t c0 = u0; c0 < u1; c0 += slice) {
-    const int64_t c1 = std::min(u1, c0 + slice), part = (c1 - c0) / S;
+    const int64_t c1 = std::min(u1, c0 + slice), part = (c1 - c0) / (S * P);
     for (int64_t t0 = 0; t0 < j.n_tokens; t0 += kTileTokens)
       with_count<kTileTokens>(static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t0)), [&]<int T>() {
         for (int64_t i = 0; i < part; ++i) {
           int64_t units[S];
           TRIATTN_UNROLL
-          for (int s = 0; s < S; ++s) units[s] = c0 + s * part + i;
-          U::template gemv_tokens<S, T>(j, units, t0);
+          for (int s = 0; s < S; ++s) units[s] = c0 + (s * part + i) * P;
+          U::template gemv_tokens<S, T, kPairs>(j, units, t0);
         }
-        for (int64_t u = c0 + S * part; u < c1; ++u) U::template gemv_tokens<1, T>(j, &u, t0);
+        for (int64_t u = c0 + S * P * part; u < c1; ++u) U::template gemv_tokens<1, T, false>(j, &u, t0);
       });
   }
+}
+
+// Up to one token tile the streams are bound by memory and 256-bit ones read it best; past it
+// (several passes over each slice) compute binds, and the 512-bit pairs do more per
+// instruction. Qwen3-0.6B Q8_0, bench --batch, alternating, two rounds: pairs at every batch
+// size gave batch 2 129.2 / 102.3 against 151.0 / 161.3 tok/s, batch 8 296.6 / 288.4 against
+// 268.9 / 271.4, batch 16 337.6 / 372.1 against 280.3 / 296.5.
+template <class U>
+void small_batch(const MatmulJob& j, int64_t u0, int64_t u1) {
+  if constexpr (U::kHasPairs)
+    if (j.n_tokens > kTileTokens) return small_batch_slices<U, true>(j, u0, u1);
+  small_batch_slices<U, false>(j, u0, u1);
 }
 
 // Unit tile [u, u + R) for tokens [b0, b1), in tiles of kTileTokens.
@@ -976,7 +1035,7 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
     for (int64_t u = u0 + S * part; u < u1; ++u) U::template gemv<1>(j, &u);
     return;
   }
-  if constexpr (requires { &U::template gemv_tokens<1, 1>; })
+  if constexpr (requires { &U::template gemv_tokens<1, 1, false>; })
     if (j.n_tokens <= kSmallBatch) return small_batch<U>(j, u0, u1);
   // Tokens in blocks whose activations fit in L2 (kActivationBlockBytes), and within a block
   // the unit tiles outermost: a tile's weights stay in L1 while the block's tokens pass over
