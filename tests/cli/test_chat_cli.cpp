@@ -256,7 +256,9 @@ TEST(ChatRepl, InterruptStopsTheReplyNotTheSession) {
   // short by SIGINT once its first 40 bytes are out (not after a fixed time: on a loaded
   // machine the reply may not have started by then); then /quit.
   const std::string script =
-      "mkfifo " + sh_quote(fifo) + " && (" + sh_quote(TRIATTN_BINARY) + " chat -m " + sh_quote(kStoriesGguf) +
+      // `out` exists before the chat opens it, so the wait below never reads a missing file.
+      "mkfifo " + sh_quote(fifo) + " && : > " + sh_quote(out) + " && (" + sh_quote(TRIATTN_BINARY) +
+      " chat -m " + sh_quote(kStoriesGguf) +
       " -n 1000000 --ignore-eos --temp 0 --ctx 1000000 < " + sh_quote(fifo) + " > " + sh_quote(out) + " 2> " +
       sh_quote(err) + " & pid=$!; exec 3> " + sh_quote(fifo) +
       "; echo 'Once upon a time' >&3; i=0; while [ $(wc -c < " + sh_quote(out) +
