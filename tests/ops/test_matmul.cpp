@@ -262,6 +262,38 @@ TEST(Matmul, GroupWithPerTargetInputsEqualsSeparateCalls) {
   set_isa_for_testing(saved);
 }
 
+// The interleaved layouts compute every (row, token) with the same operations whether the
+// token comes alone (decode), in a small batch (several sequences decoding together: the
+// 256-bit streams, or the 512-bit ones of two groups) or in a prefill tile: a sequence's
+// results do not depend on what it is batched with, which the server promises (the same
+// replies as one request served alone).
+TEST(Matmul, InterleavedLayoutsGiveEachTokenTheSameBitsInAnyBatch) {
+  ThreadPool pool(2);
+  uint32_t seed = 900;
+  for (DType file : {DType::Q8_0, DType::Q4_K, DType::Q4_0}) {
+    const int64_t rows = 152, cols = 512;  // 19 groups of 8 (38 of 4): pairs and an odd one
+    const std::vector<uint8_t> qbytes = testing::random_blocks(file, rows, cols, ++seed);
+    const TensorView q{file, {rows, cols}, qbytes.data()};
+    const DType to = *interleaved_type(q);
+    std::vector<uint8_t> xbytes(TensorView{to, {rows, cols}, nullptr}.nbytes());
+    interleave(q, xbytes.data());
+    const TensorView w{to, {rows, cols}, xbytes.data()};
+    for (Isa isa : supported_isas()) {
+      testing::IsaGuard guard(isa);
+      for (int64_t n_tokens : {2, 4, 5, 8, 16, 17, 33}) {
+        SCOPED_TRACE(::testing::Message() << dtype_name(to) << " " << isa_name(isa) << " tokens " << n_tokens);
+        const std::vector<float> x = testing::random_floats(static_cast<size_t>(n_tokens * cols), ++seed);
+        std::vector<float> batch(static_cast<size_t>(rows * n_tokens)), alone(static_cast<size_t>(rows));
+        matmul(w, x.data(), n_tokens, batch.data(), &pool);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+          matmul(w, x.data() + t * cols, 1, alone.data(), &pool);
+          for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(batch[t * rows + r], alone[r]) << "token " << t << " row " << r;
+        }
+      }
+    }
+  }
+}
+
 TEST(Matmul, RejectsBadWeights) {
   std::vector<float> buf(64, 1.0f), y(64);
   TensorView one_d{DType::F32, {64}, buf.data()};
