@@ -146,50 +146,47 @@ void matmul_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
       j.y[t * j.y_stride + r] = Dot(j.w + r * j.w_stride, j.x + t * j.x_stride, j.cols);
 }
 
-// Q8_0x4 (quant_blocks.h): the integer dots of dot_row_q8_0 for the four rows of each group,
-// summed in the same order, so it gives Q8_0's bits exactly.
-void matmul_rows_q8_0x4(const MatmulJob& j, int64_t r0, int64_t r1) {
+// The interleaved layouts of 32-element blocks with one f16 scale per row (Q8_0x4, Q4_0x8):
+// row r's integer dot with the activation block is int_dot(block, act, r), scaled and summed
+// in block order exactly as the file type's row kernel does, so they give its bits.
+template <int kRows, class Block, class IntDot>
+void matmul_rows_grouped(const MatmulJob& j, int64_t r0, int64_t r1, IntDot int_dot) {
   const int64_t nb = j.cols / kQK;
-  for (int64_t g = r0 / 4; g < r1 / 4; ++g) {  // r0, r1: multiples of 4
-    const auto* wb = reinterpret_cast<const BlockQ8_0x4*>(j.w + 4 * g * j.w_stride);
+  for (int64_t g = r0 / kRows; g < r1 / kRows; ++g) {  // r0, r1: multiples of kRows
+    const auto* wb = reinterpret_cast<const Block*>(j.w + kRows * g * j.w_stride);
     for (int64_t t = 0; t < j.n_tokens; ++t) {
       const auto* xb = reinterpret_cast<const ActQ8*>(j.x + t * j.x_stride);
-      float sum[4] = {0, 0, 0, 0};
+      float sum[kRows] = {};
       for (int64_t b = 0; b < nb; ++b)
-        for (int r = 0; r < 4; ++r) {
-          int32_t s = 0;
-          for (int c = 0; c < 4; ++c)
-            for (int k = 0; k < 8; ++k) s += wb[b].qs[32 * c + 8 * r + k] * xb[b].qs[8 * c + k];
-          sum[r] += f16_to_f32(wb[b].d[r]) * xb[b].d * static_cast<float>(s);
-        }
-      for (int r = 0; r < 4; ++r) j.y[t * j.y_stride + 4 * g + r] = sum[r];
+        for (int r = 0; r < kRows; ++r)
+          sum[r] += f16_to_f32(wb[b].d[r]) * xb[b].d * static_cast<float>(int_dot(wb[b], xb[b], r));
+      for (int r = 0; r < kRows; ++r) j.y[t * j.y_stride + kRows * g + r] = sum[r];
     }
   }
 }
 
-// Q4_0x8 (quant_blocks.h): dot_row_q4_0's integer sums for the eight rows of each group,
-// summed in the same order, so it gives Q4_0's bits exactly.
+// Q8_0x4 (quant_blocks.h): dot_row_q8_0's integer dots for the four rows of each group.
+void matmul_rows_q8_0x4(const MatmulJob& j, int64_t r0, int64_t r1) {
+  matmul_rows_grouped<4, BlockQ8_0x4>(j, r0, r1, [](const BlockQ8_0x4& w, const ActQ8& a, int r) {
+    int32_t s = 0;
+    for (int c = 0; c < 4; ++c)
+      for (int k = 0; k < 8; ++k) s += w.qs[32 * c + 8 * r + k] * a.qs[8 * c + k];
+    return s;
+  });
+}
+
+// Q4_0x8 (quant_blocks.h): dot_row_q4_0's integer dots (the -8 offset folded) for the eight
+// rows of each group.
 void matmul_rows_q4_0x8(const MatmulJob& j, int64_t r0, int64_t r1) {
-  const int64_t nb = j.cols / kQK;
-  for (int64_t g = r0 / 8; g < r1 / 8; ++g) {  // r0, r1: multiples of 8
-    const auto* wb = reinterpret_cast<const BlockQ4_0x8*>(j.w + 8 * g * j.w_stride);
-    for (int64_t t = 0; t < j.n_tokens; ++t) {
-      const auto* xb = reinterpret_cast<const ActQ8*>(j.x + t * j.x_stride);
-      float sum[8] = {};
-      for (int64_t b = 0; b < nb; ++b)
-        for (int r = 0; r < 8; ++r) {
-          int32_t s = 0;
-          for (int k = 0; k < 4; ++k)
-            for (int i = 0; i < 4; ++i) {
-              const uint8_t byte = wb[b].qs[32 * k + 4 * r + i];
-              s += (byte & 0xF) * xb[b].qs[8 * k + i] + (byte >> 4) * xb[b].qs[8 * k + 4 + i];
-            }
-          s -= 8 * xb[b].sum;
-          sum[r] += f16_to_f32(wb[b].d[r]) * xb[b].d * static_cast<float>(s);
-        }
-      for (int r = 0; r < 8; ++r) j.y[t * j.y_stride + 8 * g + r] = sum[r];
-    }
-  }
+  matmul_rows_grouped<8, BlockQ4_0x8>(j, r0, r1, [](const BlockQ4_0x8& w, const ActQ8& a, int r) {
+    int32_t s = 0;
+    for (int k = 0; k < 4; ++k)
+      for (int i = 0; i < 4; ++i) {
+        const uint8_t byte = w.qs[32 * k + 4 * r + i];
+        s += (byte & 0xF) * a.qs[8 * k + i] + (byte >> 4) * a.qs[8 * k + 4 + i];
+      }
+    return s - 8 * a.sum;
+  });
 }
 
 // Q4_Kx8 (quant_blocks.h): dot_block_k4's integer sums for the eight rows of each group and

@@ -35,6 +35,13 @@ BenchRun run_bench(const std::string& args, bool with_stderr = false) {
   return r;
 }
 
+// The rows of a JSON array by (policy, the integer field `key`).
+std::map<std::pair<std::string, int64_t>, nlohmann::json> by_policy_and(const nlohmann::json& rows, const char* key) {
+  std::map<std::pair<std::string, int64_t>, nlohmann::json> by;
+  for (const auto& row : rows) by[{row.at("policy").get<std::string>(), row.at(key).get<int64_t>()}] = row;
+  return by;
+}
+
 const nlohmann::json* find_run(const nlohmann::json& runs, const std::string& policy, int64_t depth) {
   for (const auto& r : runs)
     if (r.at("policy") == policy && r.at("depth") == depth) return &r;
@@ -99,10 +106,8 @@ TEST(Bench, BatchedDecodeKeepsEachSequencesMemory) {
                                "--tg 20 --probe-mib 16 --probe-runs 1 --json");
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  const auto& runs = j.at("runs");
-  ASSERT_EQ(runs.size(), 4u);  // 2 policies x 2 batches
-  std::map<std::pair<std::string, int>, nlohmann::json> by;
-  for (const auto& run : runs) by[{run.at("policy").get<std::string>(), run.at("batch").get<int>()}] = run;
+  ASSERT_EQ(j.at("runs").size(), 4u);  // 2 policies x 2 batches
+  const auto by = by_policy_and(j.at("runs"), "batch");
   for (const std::string p : {"full", "triattention"}) {
     const auto& one = by.at({p, 1});
     const auto& three = by.at({p, 3});
@@ -128,13 +133,12 @@ TEST(Bench, PromptTimeToFirstTokenPerPolicy) {
   const auto j = nlohmann::json::parse(r.out);
   const auto& prompts = j.at("prompts");
   ASSERT_EQ(prompts.size(), 4u);  // 2 policies x 2 lengths
-  std::map<std::pair<std::string, int64_t>, nlohmann::json> by;
   for (const auto& p : prompts) {
     for (const char* key : {"ttft_s", "ttft_s_sd", "tok_s", "kv_peak_bytes", "kv_peak_tokens", "prune_events"})
       EXPECT_TRUE(p.contains(key)) << key;
     EXPECT_GT(p.at("ttft_s").get<double>(), 0);
-    by[{p.at("policy").get<std::string>(), p.at("prompt_tokens").get<int64_t>()}] = p;
   }
+  const auto by = by_policy_and(prompts, "prompt_tokens");
   EXPECT_EQ(by.at({"full", 300}).at("kv_peak_tokens"), 300);
   EXPECT_EQ(by.at({"full", 300}).at("kv_peak_bytes").get<double>(), 300 * kBytesPerToken);
   EXPECT_EQ(by.at({"full", 300}).at("prune_events"), 0);
