@@ -973,12 +973,8 @@ constexpr int64_t kSmallBatch = TRIATTN_SMALL_BATCH;
 // the others.
 constexpr int64_t kSmallBatchSliceBytes = int64_t{512} << 10;
 
-// Rows [u0, u1) for a few tokens, as decode reads them: kGemvStreams units at once from evenly
-// spaced parts of a slice, each stream prefetched, every token of a tile dotted with a block
-// while it is in registers. The tiles of matmul_units read each unit's weights at one stream
-// per unit tile, a pattern that left a batch of 2 slower than one sequence (65.8 against
-// 79.0 tok/s, Qwen3-0.6B Q8_0); see docs/benchmarks.md, "Batched decode".
-// kPairs: each stream carries two adjacent units side by side on 512-bit vectors.
+// small_batch over slices of kSmallBatchSliceBytes, a token tile at a time; with kPairs each
+// stream carries two adjacent units side by side on 512-bit vectors.
 template <class U, bool kPairs>
 void small_batch_slices(const MatmulJob& j, int64_t u0, int64_t u1) {
   constexpr int S = kGemvStreams, P = kPairs ? 2 : 1;
@@ -999,11 +995,13 @@ void small_batch_slices(const MatmulJob& j, int64_t u0, int64_t u1) {
   }
 }
 
-// Up to one token tile the streams are bound by memory and 256-bit ones read it best; past it
-// (several passes over each slice) compute binds, and the 512-bit pairs do more per
-// instruction. Qwen3-0.6B Q8_0, bench --batch, alternating, two rounds: pairs at every batch
-// size gave batch 2 129.2 / 102.3 against 151.0 / 161.3 tok/s, batch 8 296.6 / 288.4 against
-// 268.9 / 271.4, batch 16 337.6 / 372.1 against 280.3 / 296.5.
+// Rows [u0, u1) for a few tokens (sequences decoding together), as decode reads them:
+// kGemvStreams units at once from evenly spaced parts of a slice, each stream prefetched,
+// every token of a tile dotted with a block while it is in registers. The prefill tiles of
+// matmul_units read each unit tile's weights as one or two plain streams, which made a batch
+// of 2 slower than one sequence. Up to one token tile the streams are bound by memory and the
+// 256-bit ones read it best; past it (several passes over each slice) compute binds, and the
+// 512-bit pairs do more per instruction (figures in docs/benchmarks.md, "Batched decode").
 template <class U>
 void small_batch(const MatmulJob& j, int64_t u0, int64_t u1) {
   if constexpr (U::kHasPairs)
