@@ -1,6 +1,6 @@
 // Repacking Q8_0 weights into the interleaved Q8_0x4 layout, Q4_K weights into Q4_Kx8 and
-// Q4_0 weights into Q4_0x8 (ops/quant_blocks.h) at load time, and reading single rows back out of them (token
-// embeddings tied to the output matrix).
+// Q4_0 weights into Q4_0x8 (ops/quant_blocks.h) at load time, and reading single rows back
+// out of them (token embeddings tied to the output matrix).
 #include <cstring>
 
 #include "core/error.h"
