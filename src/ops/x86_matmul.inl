@@ -774,12 +774,21 @@ inline const typename G::Block* group_blocks(const MatmulJob& j, int64_t g) {
   return reinterpret_cast<const typename G::Block*>(j.w + G::kRows * g * j.w_stride);
 }
 
-// Decode: S groups at once from evenly spaced parts of the range, each block prefetched
-// G::kPrefetch bytes ahead; each group accumulates in block order whichever stream carries it.
-// With T > 1, tokens [t0, t0+T) at once (a few sequences decoding together, small_batch):
-// every (row, token) is still summed exactly as for one token.
-template <class G, int S, int T = 1>
-inline void gemv_group_streams(const MatmulJob& j, const int64_t* groups, int64_t t0 = 0) {
+// Every cache line of the block G::kPrefetch bytes ahead of `block`, wherever it starts.
+template <class G>
+inline void prefetch_block(const typename G::Block* block) {
+  const char* p = reinterpret_cast<const char*>(block) + G::kPrefetch;
+  TRIATTN_UNROLL
+  for (int off = 0; off < static_cast<int>(sizeof(typename G::Block)); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+}
+
+// S groups (groups[s]) against tokens [t0, t0+T), each group's blocks in order. Decode and
+// small batches (kPrefetch: S streams from evenly spaced parts of the range, each block
+// prefetched G::kPrefetch bytes ahead) and the prefill tiles (S adjacent groups, read from
+// L1 for every token tile of a block after the first) are this one loop, so every
+// (row, token) is summed the same way whichever path and stream carries it.
+template <class G, int S, int T, bool kPrefetch>
+inline void group_streams(const MatmulJob& j, const int64_t* groups, int64_t t0) {
   const int64_t nb = j.cols / G::kElems;
   const typename G::Block* w[S];
   __m256 acc[S][T];
@@ -798,11 +807,7 @@ inline void gemv_group_streams(const MatmulJob& j, const int64_t* groups, int64_
     for (int t = 0; t < T; ++t) a[t] = x[t] + b;
     TRIATTN_UNROLL
     for (int s = 0; s < S; ++s) {
-      // Every line the block may touch, wherever it starts.
-      const char* p = reinterpret_cast<const char*>(w[s] + b) + G::kPrefetch;
-      TRIATTN_UNROLL
-      for (int off = 0; off < static_cast<int>(sizeof(typename G::Block)); off += 64)
-        _mm_prefetch(p + off, _MM_HINT_T0);
+      if constexpr (kPrefetch) prefetch_block<G>(w[s] + b);
       G::template block<T>(w[s] + b, a, acc[s]);
     }
   }
@@ -812,39 +817,11 @@ inline void gemv_group_streams(const MatmulJob& j, const int64_t* groups, int64_
     for (int t = 0; t < T; ++t) G::store(acc[s][t], j.y + (t0 + t) * j.y_stride + G::kRows * groups[s]);
 }
 
-// y for groups [g0, g0+R) x tokens [t0, t0+T).
-template <class G, int R, int T>
-void tile_groups(const MatmulJob& j, int64_t g0, int64_t t0) {
-  __m256 acc[R][T];
-  TRIATTN_UNROLL
-  for (int r = 0; r < R; ++r)
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-  const typename G::Block* w[R];
-  TRIATTN_UNROLL
-  for (int r = 0; r < R; ++r) w[r] = group_blocks<G>(j, g0 + r);
-  const typename G::Act* x[T];
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const typename G::Act*>(j.x + (t0 + t) * j.x_stride);
-  const int64_t nb = j.cols / G::kElems;
-  for (int64_t b = 0; b < nb; ++b) {
-    const typename G::Act* a[T];
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) a[t] = x[t] + b;
-    TRIATTN_UNROLL
-    for (int r = 0; r < R; ++r) G::template block<T>(w[r] + b, a, acc[r]);
-  }
-  TRIATTN_UNROLL
-  for (int r = 0; r < R; ++r)
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) G::store(acc[r][t], j.y + (t0 + t) * j.y_stride + G::kRows * (g0 + r));
-}
-
 #if defined(__AVX512BW__)
-// gemv_group_streams on 512-bit vectors: each stream two adjacent groups (first[s], first[s]
-// + 1) side by side (G::block_pair), for a few tokens at once (small_batch).
-template <class G, int S, int T>
-inline void gemv_group_pair_streams(const MatmulJob& j, const int64_t* first, int64_t t0) {
+// group_streams on 512-bit vectors: each stream two adjacent groups (first[s], first[s] + 1)
+// side by side (G::block_pair).
+template <class G, int S, int T, bool kPrefetch>
+inline void group_pair_streams(const MatmulJob& j, const int64_t* first, int64_t t0) {
   const int64_t nb = j.cols / G::kElems;
   const typename G::Block* w0[S];
   const typename G::Block* w1[S];
@@ -865,12 +842,9 @@ inline void gemv_group_pair_streams(const MatmulJob& j, const int64_t* first, in
     for (int t = 0; t < T; ++t) a[t] = x[t] + b;
     TRIATTN_UNROLL
     for (int s = 0; s < S; ++s) {
-      const char* p0 = reinterpret_cast<const char*>(w0[s] + b) + G::kPrefetch;
-      const char* p1 = reinterpret_cast<const char*>(w1[s] + b) + G::kPrefetch;
-      TRIATTN_UNROLL
-      for (int off = 0; off < static_cast<int>(sizeof(typename G::Block)); off += 64) {
-        _mm_prefetch(p0 + off, _MM_HINT_T0);
-        _mm_prefetch(p1 + off, _MM_HINT_T0);
+      if constexpr (kPrefetch) {
+        prefetch_block<G>(w0[s] + b);
+        prefetch_block<G>(w1[s] + b);
       }
       G::template block_pair<T>(w0[s] + b, w1[s] + b, a, acc[s]);
     }
@@ -879,28 +853,6 @@ inline void gemv_group_pair_streams(const MatmulJob& j, const int64_t* first, in
   for (int s = 0; s < S; ++s)
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) G::store_pair(acc[s][t], j.y + (t0 + t) * j.y_stride + G::kRows * first[s]);
-}
-
-// y for groups g0, g0+1 x tokens [t0, t0+T), on 512-bit vectors (G::block_pair).
-template <class G, int T>
-void tile_group_pair(const MatmulJob& j, int64_t g0, int64_t t0) {
-  __m512 acc[T];
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-  const typename G::Block* w0 = group_blocks<G>(j, g0);
-  const typename G::Block* w1 = group_blocks<G>(j, g0 + 1);
-  const typename G::Act* x[T];
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) x[t] = reinterpret_cast<const typename G::Act*>(j.x + (t0 + t) * j.x_stride);
-  const int64_t nb = j.cols / G::kElems;
-  for (int64_t b = 0; b < nb; ++b) {
-    const typename G::Act* a[T];
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) a[t] = x[t] + b;
-    G::template block_pair<T>(w0 + b, w1 + b, a, acc);
-  }
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) G::store_pair(acc[t], j.y + (t0 + t) * j.y_stride + G::kRows * g0);
 }
 #endif
 
@@ -934,23 +886,26 @@ template <class G>
 struct GroupUnits {
   static constexpr int kRows = G::kRows, kTile = kHasPair<G> ? 2 : G::kTile;
   template <int S>
-  static void gemv(const MatmulJob& j, const int64_t* u) { gemv_group_streams<G, S>(j, u); }
+  static void gemv(const MatmulJob& j, const int64_t* u) { group_streams<G, S, 1, true>(j, u, 0); }
   // small_batch's streams of T tokens: one unit each, or (kPairs, where the layout has 512-bit
   // kernels) two adjacent units side by side.
   static constexpr bool kHasPairs = kHasPair<G>;
   template <int S, int T, bool kPairs>
   static void gemv_tokens(const MatmulJob& j, const int64_t* u, int64_t t0) {
 #if defined(__AVX512BW__)
-    if constexpr (kPairs) return gemv_group_pair_streams<G, S, T>(j, u, t0);
+    if constexpr (kPairs) return group_pair_streams<G, S, T, true>(j, u, t0);
 #endif
-    gemv_group_streams<G, S, T>(j, u, t0);
+    group_streams<G, S, T, true>(j, u, t0);
   }
   template <int R, int T>
   static void tile(const MatmulJob& j, int64_t u0, int64_t t0) {
-    if constexpr (kHasPair<G> && R == 2)
-      tile_group_pair<G, T>(j, u0, t0);
-    else
-      tile_groups<G, R, T>(j, u0, t0);
+#if defined(__AVX512BW__)
+    if constexpr (kHasPair<G> && R == 2) return group_pair_streams<G, 1, T, false>(j, &u0, t0);
+#endif
+    int64_t groups[R];
+    TRIATTN_UNROLL
+    for (int r = 0; r < R; ++r) groups[r] = u0 + r;
+    group_streams<G, R, T, false>(j, groups, t0);
   }
 };
 
