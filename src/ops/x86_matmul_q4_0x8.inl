@@ -1,7 +1,7 @@
 // Q4_0x8 kernels (Q4_0 rows interleaved by 8 at load time, ops/quant_blocks.h), included by
 // x86_matmul.inl inside its anonymous namespace after the Q4_Kx8 kernels (whose
-// dot_u8s8_acc and broadcast_i32 they share): the block steps and the layout's description for
-// the group driver there. Each 32-bit lane is one row throughout.
+// add_nibble_dots and cvtph_two_groups they share): the block steps and the layout's
+// description for the group driver there. Each 32-bit lane is one row throughout.
 //
 // Per block column and token: 8 byte dot products (4 quants x 8 rows each), the -8 offset as
 // the start value of the sums and one FMA with the eight rows' scales; the nibble unpacking
@@ -10,23 +10,12 @@
 // One block column of one group against T tokens: acc[t] lane r += row r's block dot.
 template <int T>
 [[gnu::always_inline]] inline void q4_0x8_block(const BlockQ4_0x8* b, const ActQ8* const* a, __m256* acc) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
   __m256i p[T];
   // Every quant's -8 owes 8 x the activation block's quant sum, in every row's lane.
   TRIATTN_UNROLL
   for (int t = 0; t < T; ++t) p[t] = _mm256_set1_epi32(-8 * a[t]->sum);
   TRIATTN_UNROLL
-  for (int k = 0; k < 4; ++k) {
-    const __m256i raw = loadu256(b->qs + 32 * k);
-    const __m256i lo = _mm256_and_si256(raw, low4);
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) {
-      const int8_t* q = a[t]->qs + 8 * k;
-      p[t] = dot_u8s8_acc(p[t], lo, broadcast_i32(q));
-      p[t] = dot_u8s8_acc(p[t], hi, broadcast_i32(q + 4));
-    }
-  }
+  for (int k = 0; k < 4; ++k) add_nibble_dots<T>(b->qs + 32 * k, a, 8 * k, p);
   const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->d)));
   TRIATTN_UNROLL
   for (int t = 0; t < T; ++t)
@@ -39,27 +28,12 @@ template <int T>
 template <int T>
 [[gnu::always_inline]] inline void q4_0x8_block_pair(const BlockQ4_0x8* b0, const BlockQ4_0x8* b1,
                                                      const ActQ8* const* a, __m512* acc) {
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
   __m512i p[T];
   TRIATTN_UNROLL
   for (int t = 0; t < T; ++t) p[t] = _mm512_set1_epi32(-8 * a[t]->sum);
   TRIATTN_UNROLL
-  for (int k = 0; k < 4; ++k) {
-    const __m512i raw = concat256(loadu256(b0->qs + 32 * k), loadu256(b1->qs + 32 * k));
-    const __m512i lo = _mm512_and_si512(raw, low4);
-    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) {
-      int32_t q0, q1;
-      std::memcpy(&q0, a[t]->qs + 8 * k, 4);
-      std::memcpy(&q1, a[t]->qs + 8 * k + 4, 4);
-      p[t] = _mm512_dpbusd_epi32(p[t], lo, _mm512_set1_epi32(q0));
-      p[t] = _mm512_dpbusd_epi32(p[t], hi, _mm512_set1_epi32(q1));
-    }
-  }
-  const __m512 d = _mm512_maskz_cvtph_ps(
-      0xFFFF, _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b1->d)),
-                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(b0->d))));
+  for (int k = 0; k < 4; ++k) add_nibble_dots<T>(b0->qs + 32 * k, b1->qs + 32 * k, a, 8 * k, p);
+  const __m512 d = cvtph_two_groups(b0->d, b1->d);
   TRIATTN_UNROLL
   for (int t = 0; t < T; ++t) acc[t] = fmadd_sums512(p[t], _mm512_mul_ps(d, _mm512_set1_ps(a[t]->d)), acc[t]);
 }

@@ -23,6 +23,45 @@ inline __m256i broadcast_i32(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
+// p[t] += the byte dots of one 32-byte chunk of 4-bit quants (four consecutive quants of a row
+// per 32-bit lane in the low nibbles, the next four in the high ones, as Q4_Kx8 and Q4_0x8
+// store them) with token t's activation bytes at a[t]->qs + off (four) and + off + 4 (four).
+// The unpacking is shared by the T tokens.
+template <int T, class Act>
+[[gnu::always_inline]] inline void add_nibble_dots(const uint8_t* chunk, const Act* const* a, int off, __m256i* p) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), raw = loadu256(chunk);
+  const __m256i lo = _mm256_and_si256(raw, low4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) {
+    p[t] = dot_u8s8_acc(p[t], lo, broadcast_i32(a[t]->qs + off));
+    p[t] = dot_u8s8_acc(p[t], hi, broadcast_i32(a[t]->qs + off + 4));
+  }
+}
+
+#if defined(__AVX512BW__)
+// The same for the chunks of two groups side by side (c0 in lanes 0-7, c1 in lanes 8-15).
+template <int T, class Act>
+[[gnu::always_inline]] inline void add_nibble_dots(const uint8_t* c0, const uint8_t* c1, const Act* const* a, int off,
+                                                   __m512i* p) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F), raw = concat256(loadu256(c0), loadu256(c1));
+  const __m512i lo = _mm512_and_si512(raw, low4), hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) {
+    int32_t q0, q1;
+    std::memcpy(&q0, a[t]->qs + off, 4);
+    std::memcpy(&q1, a[t]->qs + off + 4, 4);
+    p[t] = _mm512_dpbusd_epi32(p[t], lo, _mm512_set1_epi32(q0));
+    p[t] = _mm512_dpbusd_epi32(p[t], hi, _mm512_set1_epi32(q1));
+  }
+}
+
+// The f16 values h0[0..8) and h1[0..8) (one per row of two groups) as 16 floats.
+inline __m512 cvtph_two_groups(const uint16_t* h0, const uint16_t* h1) {
+  return _mm512_maskz_cvtph_ps(0xFFFF, _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h1)),
+                                                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))));
+}
+#endif
+
 // For each row lane: sum over sub-blocks j of min_j * (sum of the activation's 32 quants of
 // sub-block j), from its per-16 sums. mins16[p] holds (min_2p, min_2p+1) of each row as an
 // int16 pair.
@@ -40,7 +79,6 @@ inline __m256i broadcast_i32(const int8_t* p) {
 // One block column of one group against T tokens: acc[t] lane r += row r's block dot.
 template <int T>
 [[gnu::always_inline]] inline void q4_kx8_block(const BlockQ4_Kx8* b, const ActQ8K* const* a, __m256* acc) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
   __m256i sumi[T];
   TRIATTN_UNROLL
   for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
@@ -50,17 +88,7 @@ template <int T>
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) dot[t] = _mm256_setzero_si256();
     TRIATTN_UNROLL
-    for (int k = 0; k < 4; ++k) {
-      const __m256i raw = loadu256(b->qs + 128 * j + 32 * k);
-      const __m256i lo = _mm256_and_si256(raw, low4);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-      TRIATTN_UNROLL
-      for (int t = 0; t < T; ++t) {
-        const int8_t* q = a[t]->qs + 32 * j + 8 * k;
-        dot[t] = dot_u8s8_acc(dot[t], lo, broadcast_i32(q));
-        dot[t] = dot_u8s8_acc(dot[t], hi, broadcast_i32(q + 4));
-      }
-    }
+    for (int k = 0; k < 4; ++k) add_nibble_dots<T>(b->qs + 128 * j + 32 * k, a, 32 * j + 8 * k, dot);
     const __m256i scale = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b->scales + 8 * j)));
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) sumi[t] = _mm256_add_epi32(sumi[t], _mm256_mullo_epi32(dot[t], scale));
@@ -88,7 +116,6 @@ template <int T>
 template <int T>
 [[gnu::always_inline]] inline void q4_kx8_block_pair(const BlockQ4_Kx8* b0, const BlockQ4_Kx8* b1,
                                                      const ActQ8K* const* a, __m512* acc) {
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
   __m512i sumi[T];
   TRIATTN_UNROLL
   for (int t = 0; t < T; ++t) sumi[t] = _mm512_setzero_si512();
@@ -98,19 +125,8 @@ template <int T>
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) dot[t] = _mm512_setzero_si512();
     TRIATTN_UNROLL
-    for (int k = 0; k < 4; ++k) {
-      const __m512i raw = concat256(loadu256(b0->qs + 128 * j + 32 * k), loadu256(b1->qs + 128 * j + 32 * k));
-      const __m512i lo = _mm512_and_si512(raw, low4);
-      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
-      TRIATTN_UNROLL
-      for (int t = 0; t < T; ++t) {
-        int32_t q0, q1;
-        std::memcpy(&q0, a[t]->qs + 32 * j + 8 * k, 4);
-        std::memcpy(&q1, a[t]->qs + 32 * j + 8 * k + 4, 4);
-        dot[t] = _mm512_dpbusd_epi32(dot[t], lo, _mm512_set1_epi32(q0));
-        dot[t] = _mm512_dpbusd_epi32(dot[t], hi, _mm512_set1_epi32(q1));
-      }
-    }
+    for (int k = 0; k < 4; ++k)
+      add_nibble_dots<T>(b0->qs + 128 * j + 32 * k, b1->qs + 128 * j + 32 * k, a, 32 * j + 8 * k, dot);
     int64_t s0, s1;  // sub-block j's scales of each group's eight rows
     std::memcpy(&s0, b0->scales + 8 * j, 8);
     std::memcpy(&s1, b1->scales + 8 * j, 8);
@@ -128,11 +144,7 @@ template <int T>
       (g ? mins1 : mins0)[p] = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m0, m1));
     }
   }
-  auto halves = [](const uint16_t* h0, const uint16_t* h1) {
-    return _mm512_maskz_cvtph_ps(0xFFFF, _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h1)),
-                                                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))));
-  };
-  const __m512 d = halves(b0->d, b1->d), dmin = halves(b0->dmin, b1->dmin);
+  const __m512 d = cvtph_two_groups(b0->d, b1->d), dmin = cvtph_two_groups(b0->dmin, b1->dmin);
   TRIATTN_UNROLL
   for (int t = 0; t < T; ++t) {
     const __m512 ad = _mm512_set1_ps(a[t]->d);
