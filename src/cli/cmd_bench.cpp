@@ -51,12 +51,6 @@ struct BenchOptions {
   bool json = false;
 };
 
-// One (policy, prompt length) measurement of the time to first token: every repetition's.
-struct PromptCell {
-  std::vector<double> seconds;
-  std::vector<PrefillMeasure> prefill;
-};
-
 // One (policy, depth, batch) cell: every repetition's raw figures.
 struct Cell {
   std::vector<double> pp_tok_s, tg_tok_s, scoring_share;
@@ -238,7 +232,8 @@ int cmd_bench(const std::vector<std::string>& args) {
   }
 
   std::map<std::tuple<std::string, int64_t, int>, Cell> cells;
-  std::map<std::pair<std::string, int64_t>, PromptCell> prompt_cells;
+  // (policy, prompt length): every repetition's time to first token.
+  std::map<std::pair<std::string, int64_t>, std::vector<PrefillMeasure>> prompt_cells;
   std::map<std::string, std::vector<double>> pp_by_policy;
   for (int rep = 0; rep < o.reps; ++rep) {
     probe_again();
@@ -252,9 +247,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     for (int64_t n : o.prompts)
       for (const std::string& p : o.policies) {
         const PrefillMeasure m = time_prefill(*model, forward, *factories[p], long_prompts[n]);
-        PromptCell& c = prompt_cells[{p, n}];
-        c.seconds.push_back(m.seconds);
-        c.prefill.push_back(m);
+        prompt_cells[{p, n}].push_back(m);
         std::fprintf(stderr, "bench: rep %d/%d %s prompt %lld: first token after %.2f s, KV peak %.1f MiB\n",
                      rep + 1, o.reps, p.c_str(), static_cast<long long>(n), m.seconds,
                      static_cast<double>(m.kv_peak_bytes) / 1048576.0);
@@ -322,15 +315,16 @@ int cmd_bench(const std::vector<std::string>& args) {
   nlohmann::json prompt_runs = nlohmann::json::array();
   for (const std::string& p : o.policies)
     for (int64_t n : o.prompts) {
-      const PromptCell& c = prompt_cells[{p, n}];
-      const Spread t = spread(c.seconds);
+      std::vector<double> seconds;
       size_t peak_bytes = 0;
       int64_t peak_tokens = 0, prunes = 0;
-      for (const PrefillMeasure& m : c.prefill) {
+      for (const PrefillMeasure& m : prompt_cells[{p, n}]) {
+        seconds.push_back(m.seconds);
         peak_bytes = std::max(peak_bytes, m.kv_peak_bytes);
         peak_tokens = std::max(peak_tokens, m.kv_peak_tokens);
         prunes = std::max(prunes, m.prune_events);
       }
+      const Spread t = spread(seconds);
       prompt_runs.push_back({{"policy", p},
                              {"prompt_tokens", n},
                              {"ttft_s", t.median},
