@@ -11,18 +11,23 @@ namespace triattn::ops {
 
 namespace {
 
-void interleave_q8_0(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
-  const int64_t nb = w.cols() / kQK;
-  auto* out = static_cast<BlockQ8_0x4*>(dst);
+// Groups [g0, g1) of kRows rows of w (blocks In) into dst (one Out per group and block
+// column, in block order): put(out, row r's block, r) for every row, the loop the three
+// layouts share.
+template <int kRows, class In, class Out, class Put>
+void interleave_groups(const TensorView& w, void* dst, int64_t g0, int64_t g1, Put put) {
+  const int64_t nb = w.cols() / block_size(w.type);
+  auto* out = static_cast<Out*>(dst);
   for (int64_t g = g0; g < g1; ++g)
-    for (int64_t b = 0; b < nb; ++b) {
-      BlockQ8_0x4& o = out[g * nb + b];
-      for (int r = 0; r < 4; ++r) {
-        const BlockQ8_0& in = reinterpret_cast<const BlockQ8_0*>(w.row(4 * g + r))[b];
-        o.d[r] = in.d;
-        for (int c = 0; c < 4; ++c) std::memcpy(o.qs + 32 * c + 8 * r, in.qs + 8 * c, 8);
-      }
-    }
+    for (int64_t b = 0; b < nb; ++b)
+      for (int r = 0; r < kRows; ++r) put(out[g * nb + b], reinterpret_cast<const In*>(w.row(kRows * g + r))[b], r);
+}
+
+void interleave_q8_0(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
+  interleave_groups<4, BlockQ8_0, BlockQ8_0x4>(w, dst, g0, g1, [](BlockQ8_0x4& o, const BlockQ8_0& in, int r) {
+    o.d[r] = in.d;
+    for (int c = 0; c < 4; ++c) std::memcpy(o.qs + 32 * c + 8 * r, in.qs + 8 * c, 8);
+  });
 }
 
 // Quant e (0..31) of a Q4_0 block: elements 0..15 in the low nibbles, 16..31 in the high.
@@ -31,20 +36,12 @@ inline uint8_t q4_0_quant(const BlockQ4_0& b, int e) {
 }
 
 void interleave_q4_0(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
-  const int64_t nb = w.cols() / kQK;
-  auto* out = static_cast<BlockQ4_0x8*>(dst);
-  for (int64_t g = g0; g < g1; ++g)
-    for (int64_t b = 0; b < nb; ++b) {
-      BlockQ4_0x8& o = out[g * nb + b];
-      for (int r = 0; r < 8; ++r) {
-        const BlockQ4_0& in = reinterpret_cast<const BlockQ4_0*>(w.row(8 * g + r))[b];
-        o.d[r] = in.d;
-        for (int k = 0; k < 4; ++k)
-          for (int i = 0; i < 4; ++i)
-            o.qs[32 * k + 4 * r + i] =
-                static_cast<uint8_t>(q4_0_quant(in, 8 * k + i) | q4_0_quant(in, 8 * k + 4 + i) << 4);
-      }
-    }
+  interleave_groups<8, BlockQ4_0, BlockQ4_0x8>(w, dst, g0, g1, [](BlockQ4_0x8& o, const BlockQ4_0& in, int r) {
+    o.d[r] = in.d;
+    for (int k = 0; k < 4; ++k)
+      for (int i = 0; i < 4; ++i)
+        o.qs[32 * k + 4 * r + i] = static_cast<uint8_t>(q4_0_quant(in, 8 * k + i) | q4_0_quant(in, 8 * k + 4 + i) << 4);
+  });
 }
 
 // Row `lane` of one Q4_0x8 block column back in Q4_0 form (the file's bytes exactly).
@@ -69,25 +66,17 @@ inline uint8_t q4_k_quant(const BlockQ4_K& b, int e) {
 }
 
 void interleave_q4_k(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
-  const int64_t nb = w.cols() / kQKK;
-  auto* out = static_cast<BlockQ4_Kx8*>(dst);
-  for (int64_t g = g0; g < g1; ++g)
-    for (int64_t b = 0; b < nb; ++b) {
-      BlockQ4_Kx8& o = out[g * nb + b];
-      for (int r = 0; r < 8; ++r) {
-        const BlockQ4_K& in = reinterpret_cast<const BlockQ4_K*>(w.row(8 * g + r))[b];
-        o.d[r] = in.d;
-        o.dmin[r] = in.dmin;
-        for (int j = 0; j < 8; ++j) unpack_scale_min_k4(j, in.scales, &o.scales[8 * j + r], &o.mins[8 * j + r]);
-        for (int j = 0; j < 8; ++j)
-          for (int k = 0; k < 4; ++k)
-            for (int i = 0; i < 4; ++i) {
-              const int e = 32 * j + 8 * k + i;
-              o.qs[128 * j + 32 * k + 4 * r + i] =
-                  static_cast<uint8_t>(q4_k_quant(in, e) | q4_k_quant(in, e + 4) << 4);
-            }
-      }
-    }
+  interleave_groups<8, BlockQ4_K, BlockQ4_Kx8>(w, dst, g0, g1, [](BlockQ4_Kx8& o, const BlockQ4_K& in, int r) {
+    o.d[r] = in.d;
+    o.dmin[r] = in.dmin;
+    for (int j = 0; j < 8; ++j) unpack_scale_min_k4(j, in.scales, &o.scales[8 * j + r], &o.mins[8 * j + r]);
+    for (int j = 0; j < 8; ++j)
+      for (int k = 0; k < 4; ++k)
+        for (int i = 0; i < 4; ++i) {
+          const int e = 32 * j + 8 * k + i;
+          o.qs[128 * j + 32 * k + 4 * r + i] = static_cast<uint8_t>(q4_k_quant(in, e) | q4_k_quant(in, e + 4) << 4);
+        }
+  });
 }
 
 // Row `lane` of one Q4_Kx8 block column back in Q4_K form. The 6-bit scales and mins are
