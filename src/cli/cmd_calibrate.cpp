@@ -29,7 +29,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   app.add_option("--window", window, "tokens per window, each on a fresh KV cache (0 = the model's context length)")
       ->capture_default_str();
   app.add_option("--chunk", chunk, "tokens per forward step within a window")->capture_default_str();
-  app.add_option("--kv-type", kv_type, "KV cache element type during calibration: f32 or f16")->capture_default_str();
+  app.add_option("--kv-type", kv_type, "KV cache element type during calibration: f32, f16 or q8_0")->capture_default_str();
   app.add_option("--dump-tokens", dump_tokens, "also write the token ids used, one per line (for reference checks)");
   add_threads_option(app, threads);
   if (int rc = parse(app, args); rc >= 0) return rc;

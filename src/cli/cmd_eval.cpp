@@ -39,7 +39,7 @@ struct Common {
   std::string model_path, out_dir, policies = "all", stats;
   std::vector<int64_t> budgets;
   KvSettings kv;
-  std::string pruning_mode, kv_type = "f16";
+  std::string pruning_mode, kv_type = "f16", reference_kv_type;
   int64_t sink = 0;
   int threads = 0;
   bool quiet = false;
@@ -65,7 +65,10 @@ void add_common(CLI::App& app, Common& c, bool model_required) {
   app.add_flag("--protect-prompt", c.kv.params.protect_prompt, "never evict prompt tokens");
   app.add_option("--pruning-mode", c.pruning_mode,
                  "per_head, per_layer_per_head, per_layer or global (default: each policy's own)");
-  app.add_option("--kv-type", c.kv_type, "KV cache element type: f16 or f32")->capture_default_str();
+  app.add_option("--kv-type", c.kv_type, "KV cache element type: f16, f32 or q8_0")->capture_default_str();
+  app.add_option("--reference-kv-type", c.reference_kv_type,
+                 "KV type of the reference full-attention run (default: --kv-type); with it, full attention "
+                 "in --kv-type runs too: --kv-type q8_0 --reference-kv-type f16 measures what q8_0 costs");
   app.add_option("--prefill-chunk", c.kv.prefill_chunk, "most prompt tokens per forward step")->capture_default_str();
   add_threads_option(app, c.threads);
   app.add_flag("-q,--quiet", c.quiet, "no progress bar");
@@ -101,8 +104,10 @@ std::vector<EvalConfig> finish_common(const CLI::App& app, Common& c) {
     }
     names = kept;
   }
+  std::optional<DType> reference_kv;
+  if (!c.reference_kv_type.empty()) reference_kv = parse_kv_type(c.reference_kv_type);
   prepare_output_dir(c.out_dir);
-  return make_configs(names, check_budgets(c.budgets));
+  return make_configs(names, check_budgets(c.budgets), reference_kv);
 }
 
 json run_info(const Common& c, const std::string& model_desc, const std::vector<EvalConfig>& configs) {
@@ -255,6 +260,8 @@ int run_answer_task(const CLI::App& app, AnswerCli& a, const std::string& task, 
   if (!a.remote.url.empty()) {
     // Against a server, configurations are only requested when --policies is given.
     finish_shared_knobs(app, a.c);
+    if (!a.c.reference_kv_type.empty())
+      fail("--reference-kv-type is for runs of the engine (-m); a server's KV type is its own");
     a.remote.format = format;
     a.remote.kv = a.c.kv;
     if (app.count("--policies") > 0)

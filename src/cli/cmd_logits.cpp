@@ -20,7 +20,7 @@ int cmd_logits(const std::vector<std::string>& args) {
   app.add_option("--tokens", tokens, "comma-separated token ids");
   app.add_option("-p,--prompt", prompt, "prompt text (tokenized with BOS when the model asks)");
   app.add_flag("--all", all, "logits of every position (default: the last only)");
-  app.add_option("--kv-type", kv_type, "KV cache type: f32 or f16")->capture_default_str();
+  app.add_option("--kv-type", kv_type, "KV cache type: f32, f16 or q8_0")->capture_default_str();
   add_threads_option(app, threads);
   if (int rc = parse(app, args); rc >= 0) return rc;
   if (tokens.empty() == prompt.empty()) fail("give exactly one of --tokens or -p");

@@ -26,7 +26,7 @@ int cmd_scores(const std::vector<std::string>& args) {
   app.add_option("-p,--prompt", prompt, "prompt text (tokenized with BOS when the model asks)")->required();
   app.add_flag("--json", json, "print one JSON object instead of a table");
   app.add_option("--max-offset-log2", max_offset_log2, "offsets D = {1, 2, 4, ..., 2^N}")->capture_default_str();
-  app.add_option("--kv-type", kv_type, "KV cache type: f32 or f16")->capture_default_str();
+  app.add_option("--kv-type", kv_type, "KV cache type: f32, f16 or q8_0")->capture_default_str();
   add_threads_option(app, threads);
   if (int rc = parse(app, args); rc >= 0) return rc;
 

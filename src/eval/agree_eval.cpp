@@ -122,10 +122,10 @@ TaskReport agree_report(const std::vector<AgreeResult>& results, const nlohmann:
       samples.push_back({{"agreement", s.agreement}, {"first_divergence", s.first_divergence},
                          {"mean_kl", s.mean_kl}, {"tokens", s.tokens}});
     const nlohmann::json budget = r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json();
-    rep.json["results"].push_back({{"policy", r.config.policy}, {"budget", budget}, {"agreement", r.agreement()},
+    rep.json["results"].push_back({{"policy", r.config.policy_label()}, {"budget", budget}, {"agreement", r.agreement()},
                                    {"first_divergence", r.first_divergence()}, {"mean_kl", r.mean_kl()},
                                    {"samples", samples}});
-    rep.table.rows.push_back({r.config.policy, r.config.prunes() ? budget : nlohmann::json("-"), r.agreement(),
+    rep.table.rows.push_back({r.config.policy_label(), r.config.prunes() ? budget : nlohmann::json("-"), r.agreement(),
                               r.first_divergence(), r.mean_kl()});
     agree.push_back(r.agreement());
     kl.push_back(r.mean_kl());

@@ -83,7 +83,7 @@ TaskReport answer_report(const std::string& task, const std::vector<AnswerResult
       samples.push_back({{"answer", problems[p].answer}, {"group", problems[p].group}, {"meta", problems[p].meta},
                          {"replies", replies}});
     }
-    std::vector<nlohmann::json> row = {r.config.policy, r.config.prunes() ? budget : nlohmann::json("-"), r.accuracy()};
+    std::vector<nlohmann::json> row = {r.config.policy_label(), r.config.prunes() ? budget : nlohmann::json("-"), r.accuracy()};
     PlotSeries s{r.config.label(), {}};
     for (const std::string& g : groups) {
       const double a = r.accuracy_in(problems, g);
@@ -92,7 +92,7 @@ TaskReport answer_report(const std::string& task, const std::vector<AnswerResult
       s.points.emplace_back(std::stod(g), a);
     }
     by_group.series.push_back(std::move(s));
-    rep.json["results"].push_back({{"policy", r.config.policy}, {"budget", budget}, {"accuracy", r.accuracy()},
+    rep.json["results"].push_back({{"policy", r.config.policy_label()}, {"budget", budget}, {"accuracy", r.accuracy()},
                                    {"accuracy_by_" + (group_label.empty() ? std::string("group") : group_label), per_group},
                                    {"samples", samples}});
     rep.table.rows.push_back(std::move(row));

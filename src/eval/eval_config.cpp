@@ -21,7 +21,13 @@ std::string known_policies() {
 }
 }  // namespace
 
-std::string EvalConfig::label() const { return budget > 0 ? policy + "@" + std::to_string(budget) : policy; }
+std::string EvalConfig::policy_label() const {
+  return kv_type ? policy + "[" + std::string(dtype_name(*kv_type)) + "]" : policy;
+}
+
+std::string EvalConfig::label() const {
+  return budget > 0 ? policy_label() + "@" + std::to_string(budget) : policy_label();
+}
 
 std::vector<std::string> parse_policies(const std::string& list) {
   std::vector<std::string> out;
@@ -49,10 +55,12 @@ std::vector<int64_t> check_budgets(const std::vector<int64_t>& budgets) {
   return budgets;
 }
 
-std::vector<EvalConfig> make_configs(const std::vector<std::string>& policies, std::vector<int64_t> budgets) {
+std::vector<EvalConfig> make_configs(const std::vector<std::string>& policies, std::vector<int64_t> budgets,
+                                     std::optional<DType> reference_kv) {
   std::sort(budgets.begin(), budgets.end());
   budgets.erase(std::unique(budgets.begin(), budgets.end()), budgets.end());
-  std::vector<EvalConfig> out{{"full", 0}};
+  std::vector<EvalConfig> out{{"full", 0, reference_kv}};
+  if (reference_kv) out.push_back({"full", 0});
   for (const std::string& name : policies) {
     const PolicyInfo* info = find_policy(name);
     if (!info) fail("unknown KV policy '", name, "' (known: ", known_policies(), ")");
@@ -80,6 +88,7 @@ ConfigFactories::ConfigFactories(const Model& model, const KvSettings& base, con
     KvSettings s = shared;
     s.policy = c.policy;
     if (c.budget > 0) s.params.budget = c.budget;
+    if (c.kv_type) s.cache_type = *c.kv_type;
     try {
       factories_.push_back(std::make_unique<PolicyFactory>(model, s));
     } catch (const Error& e) {
@@ -98,7 +107,7 @@ nlohmann::json settings_json(const KvSettings& s) {
   j["sink"] = s.params.sink ? nlohmann::json(*s.params.sink) : nlohmann::json("policy default");
   j["protect_prompt"] = s.params.protect_prompt;
   j["pruning_mode"] = s.params.mode ? std::string(pruning_mode_name(*s.params.mode)) : std::string("policy default");
-  j["kv_type"] = s.cache_type == DType::F32 ? "f32" : "f16";
+  j["kv_type"] = std::string(dtype_name(s.cache_type));
   j["prefill_chunk"] = s.prefill_chunk;
   j["stats"] = s.stats_path;
   return j;

@@ -5,6 +5,7 @@
 // registry (kv_policy_list) works here without changes to eval.
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,12 @@ namespace triattn::eval {
 struct EvalConfig {
   std::string policy;
   int64_t budget = 0;  // 0: a policy that does not prune (the budget means nothing to it)
+  // The reference's own KV type (--reference-kv-type); nullopt: the run's --kv-type.
+  std::optional<DType> kv_type = std::nullopt;
   bool prunes() const { return budget > 0; }
-  // "full", "triattention@128"
+  // "full", "full[f16]" (a reference in its own KV type): the reports' policy column.
+  std::string policy_label() const;
+  // "full", "triattention@128", "full[f16]"
   std::string label() const;
 };
 
@@ -30,7 +35,10 @@ std::vector<int64_t> check_budgets(const std::vector<int64_t>& budgets);
 // The configurations in a fixed order: `full` first (always: it is the reference every
 // other configuration is compared with), then each policy in the order given, budgets
 // ascending. A policy that prunes needs at least one budget (Error otherwise).
-std::vector<EvalConfig> make_configs(const std::vector<std::string>& policies, std::vector<int64_t> budgets);
+// reference_kv: the reference runs full attention in this KV type instead of the run's, and
+// full attention in the run's type follows it (what a KV type costs, e.g. q8_0 against f16).
+std::vector<EvalConfig> make_configs(const std::vector<std::string>& policies, std::vector<int64_t> budgets,
+                                     std::optional<DType> reference_kv = std::nullopt);
 
 // One PolicyFactory per configuration, sharing the statistics (loaded once from
 // base.stats_path, validated against the model). Error (from the registry) for a policy

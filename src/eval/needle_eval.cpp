@@ -108,7 +108,7 @@ TaskReport needle_report(const std::vector<NeedleResult>& results, const std::ve
                          {"depth", items[i].depth < 0 ? nlohmann::json() : nlohmann::json(items[i].depth)},
                          {"output", r.outputs[i]}, {"correct", static_cast<bool>(r.correct[i])},
                          {"kv_peak_tokens", r.kv_peak[i]}});
-    std::vector<nlohmann::json> row = {r.config.policy,
+    std::vector<nlohmann::json> row = {r.config.policy_label(),
                                        r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json("-"),
                                        r.accuracy()};
     for (int q = 0; q < 4; ++q) {
@@ -116,7 +116,7 @@ TaskReport needle_report(const std::vector<NeedleResult>& results, const std::ve
       row.push_back(or_null(r.accuracy_in_quarter(items, q)));
     }
     row.push_back(r.max_kv_peak());
-    rep.json["results"].push_back({{"policy", r.config.policy},
+    rep.json["results"].push_back({{"policy", r.config.policy_label()},
                                    {"budget", r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json()},
                                    {"accuracy", r.accuracy()},
                                    {"accuracy_by_depth_quarter", by_depth},

@@ -55,18 +55,16 @@ TaskReport ppl_report(const std::vector<PplResult>& results, const nlohmann::jso
   rep.table.columns = {"policy", "budget", "ppl", "mean NLL", "vs full", "KV peak", "prunes"};
   std::vector<double> ppls;
   std::vector<EvalConfig> cfgs;
-  double full = NAN;
-  for (const PplResult& r : results)
-    if (r.config.policy == "full") full = r.ppl();
+  const double full = results.empty() ? NAN : results.front().ppl();  // the reference (make_configs)
   for (const PplResult& r : results) {
-    rep.json["results"].push_back({{"policy", r.config.policy},
+    rep.json["results"].push_back({{"policy", r.config.policy_label()},
                                    {"budget", r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json()},
                                    {"ppl", r.ppl()},
                                    {"mean_nll", r.mean_nll()},
                                    {"predictions", r.predictions},
                                    {"kv_peak_tokens", r.kv_peak_tokens},
                                    {"prune_events", r.prune_events}});
-    rep.table.rows.push_back({r.config.policy, r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json("-"),
+    rep.table.rows.push_back({r.config.policy_label(), r.config.prunes() ? nlohmann::json(r.config.budget) : nlohmann::json("-"),
                               r.ppl(), r.mean_nll(), r.ppl() / full, r.kv_peak_tokens, r.prune_events});
     ppls.push_back(r.ppl());
     cfgs.push_back(r.config);

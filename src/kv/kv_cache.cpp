@@ -9,12 +9,19 @@
 
 namespace triattn {
 
+void check_kv_type(DType type, int head_dim) {
+  if (type != DType::F32 && type != DType::F16 && type != DType::Q8_0)
+    fail("KV cache: type ", dtype_name(type), " is not supported (use f16, f32 or q8_0)");
+  if (head_dim % block_size(type) != 0)
+    fail("KV cache: ", dtype_name(type), " holds rows in blocks of ", block_size(type),
+         " elements, but this model's head_dim is ", head_dim, " (use --kv-type f16)");
+}
+
 KvCache::KvCache(const KvCacheShape& shape, int64_t reserve_tokens) : shape_(shape) {
   if (shape.n_layers <= 0 || shape.n_kv_heads <= 0 || shape.head_dim <= 0)
     fail("KV cache: invalid shape (", shape.n_layers, " layers, ", shape.n_kv_heads, " KV heads, head_dim ",
          shape.head_dim, ")");
-  if (shape.type != DType::F32 && shape.type != DType::F16)
-    fail("KV cache: type ", dtype_name(shape.type), " is not supported (use f32 or f16)");
+  check_kv_type(shape.type, shape.head_dim);
   row_bytes_ = triattn::row_bytes(shape.type, shape.head_dim);
   streams_.resize(static_cast<size_t>(n_streams()));
   if (reserve_tokens > 0) reserve(reserve_tokens);
@@ -49,11 +56,12 @@ void KvCache::reserve(int64_t n) {
 
 namespace {
 void store_row(DType type, const float* src, uint8_t* dst, int n) {
-  if (type == DType::F32) {
+  if (type == DType::F32)
     std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n));
-  } else {
+  else if (type == DType::F16)
     ops::f32_to_f16_row(src, reinterpret_cast<uint16_t*>(dst), n);
-  }
+  else
+    ops::quantize_row(type, src, dst, n);
 }
 }  // namespace
 

@@ -1,6 +1,9 @@
 #pragma once
 // KV cache of one sequence. Storage is one stream per (layer, KV head): keys and values as
-// contiguous rows of head_dim (F32 or F16) plus each token's absolute position. Keys are
+// contiguous rows of head_dim (F32, F16 or Q8_0) plus each token's absolute position. A Q8_0
+// row is head_dim/32 GGML Q8_0 blocks (an f16 scale and 32 int8s each: 136 bytes for
+// head_dim 128 against F16's 256); rows are quantized once, on append, and every reader (the
+// attention kernels, the policies' scorers) reads them as they are. Keys are
 // stored post-RoPE at their absolute position. Streams of one layer may hold different
 // tokens (per-head eviction), so every pruning mode is just a different KeepPlan.
 // Only append() and apply() mutate; policies only read the cache and produce plans.
@@ -21,7 +24,7 @@ struct KvCacheShape {
   int n_layers = 0;
   int n_kv_heads = 0;
   int head_dim = 0;
-  DType type = DType::F16;  // F32 or F16
+  DType type = DType::F16;  // F32, F16 or Q8_0 (head_dim a multiple of 32)
   // Per layer: 0 = full attention; w > 0 = a sliding-window layer, whose streams the forward
   // pass trims to its window (drop_before). KV policies compress the full layers only and
   // leave sliding streams as they are. Empty: every layer is full.
@@ -33,6 +36,9 @@ struct KvCacheShape {
 struct KeepPlan {
   std::vector<std::vector<int32_t>> keep;
 };
+
+// Throws a named error unless `type` can hold KV rows of head_dim elements.
+void check_kv_type(DType type, int head_dim);
 
 class KvCache {
  public:
@@ -52,7 +58,8 @@ class KvCache {
   const int32_t* positions(int layer, int head) const {
     return streams_[stream_index(layer, head)].pos.data();
   }
-  // Rows of head_dim elements of shape().type.
+  // Rows of head_dim elements of shape().type, row_bytes() apart (ops::dequantize_row reads
+  // one into floats).
   const void* keys(int layer, int head) const { return streams_[stream_index(layer, head)].k.data(); }
   const void* values(int layer, int head) const { return streams_[stream_index(layer, head)].v.data(); }
   size_t row_bytes() const { return row_bytes_; }

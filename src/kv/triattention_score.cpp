@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "core/error.h"
-#include "core/half.h"
 #include "kv/triattention_score_kernels.h"
 #include "ops/cpu_features.h"
+#include "ops/ops.h"
 
 namespace triattn {
 
@@ -23,6 +23,11 @@ void offset_phase_mean(double omega, int64_t p, int max_offset_log2, double* re,
 }
 
 namespace {
+
+void check_key_type(DType type) {
+  if (type != DType::F32 && type != DType::F16 && type != DType::Q8_0)
+    fail("triattention scoring: keys of type ", dtype_name(type), " are not supported (F32, F16 or Q8_0)");
+}
 
 // Band-wise dot products of one key with one head's coefficients. Four partial sums let the
 // compiler keep independent accumulators (the score is a sum, order is free to choose).
@@ -44,12 +49,11 @@ inline float score_one(const HeadCoeffs& h, const float* kre, const float* kim, 
 void score_keys(const HeadCoeffs* heads, int n_heads, const void* keys, DType type,
                 size_t row_bytes, std::span<const int32_t> rows, float* out) {
   if (n_heads <= 0) return;
-  if (type != DType::F32 && type != DType::F16)
-    fail("triattention scoring: keys of type ", dtype_name(type), " are not supported (F32 or F16)");
+  check_key_type(type);
 #if defined(__x86_64__)
   const int half = heads[0].half;
   if (half % 8 == 0 && half <= detail::kMaxHalf && ops::cpu_features().avx2_fma_f16c) {
-    detail::score_keys_avx2(heads, n_heads, keys, type == DType::F16, row_bytes, rows, out);
+    detail::score_keys_avx2(heads, n_heads, keys, type, row_bytes, rows, out);
     return;
   }
 #endif
@@ -60,8 +64,7 @@ void score_keys_scalar(const HeadCoeffs* heads, int n_heads, const void* keys, D
                        size_t row_bytes, std::span<const int32_t> rows, float* out) {
   if (n_heads <= 0) return;
   const int half = heads[0].half;
-  if (type != DType::F32 && type != DType::F16)
-    fail("triattention scoring: keys of type ", dtype_name(type), " are not supported (F32 or F16)");
+  check_key_type(type);
   std::vector<float> buf(3 * static_cast<size_t>(half));
   float* kre = buf.data();
   float* kim = kre + half;
@@ -69,14 +72,8 @@ void score_keys_scalar(const HeadCoeffs* heads, int n_heads, const void* keys, D
   const auto* base = static_cast<const uint8_t*>(keys);
   const size_t n = rows.size();
   for (size_t i = 0; i < n; ++i) {
-    const uint8_t* row = base + static_cast<size_t>(rows[i]) * row_bytes;
-    if (type == DType::F32) {
-      const float* k = reinterpret_cast<const float*>(row);
-      std::copy(k, k + 2 * half, kre);  // kre and kim are adjacent: one copy of the row
-    } else {
-      const uint16_t* k = reinterpret_cast<const uint16_t*>(row);
-      for (int f = 0; f < 2 * half; ++f) kre[f] = f16_to_f32(k[f]);
-    }
+    // kre and kim are adjacent: the row's floats in one call.
+    ops::dequantize_row(type, base + static_cast<size_t>(rows[i]) * row_bytes, kre, 2 * half);
     // |K_f| is shared by every query head of the group: compute it once per key.
     for (int f = 0; f < half; ++f) knorm[f] = std::sqrt(kre[f] * kre[f] + kim[f] * kim[f]);
     for (int j = 0; j < n_heads; ++j) out[j * n + i] = score_one(heads[j], kre, kim, knorm);
@@ -86,17 +83,13 @@ void score_keys_scalar(const HeadCoeffs* heads, int n_heads, const void* keys, D
 void score_spread(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
                   std::span<const int32_t> rows, float* out) {
   if (n_heads <= 0) return;
-  if (type != DType::F32 && type != DType::F16)
-    fail("triattention scoring: keys of type ", dtype_name(type), " are not supported (F32 or F16)");
+  check_key_type(type);
   const int half = heads[0].half;
   std::vector<float> k(2 * static_cast<size_t>(half)), e(static_cast<size_t>(half));
   const auto* base = static_cast<const uint8_t*>(keys);
   const size_t n = rows.size();
   for (size_t i = 0; i < n; ++i) {
-    const uint8_t* row = base + static_cast<size_t>(rows[i]) * row_bytes;
-    for (int f = 0; f < 2 * half; ++f)
-      k[f] = type == DType::F32 ? reinterpret_cast<const float*>(row)[f]
-                                : f16_to_f32(reinterpret_cast<const uint16_t*>(row)[f]);
+    ops::dequantize_row(type, base + static_cast<size_t>(rows[i]) * row_bytes, k.data(), 2 * half);
     for (int f = 0; f < half; ++f) e[f] = k[f] * k[f] + k[half + f] * k[half + f];  // |K_f|², shared by the group
     for (int j = 0; j < n_heads; ++j) {
       const float* w = heads[j].w();

@@ -31,7 +31,7 @@ void score_spread(const HeadCoeffs* heads, int n_heads, const void* keys, DType 
                   std::span<const int32_t> rows, float* out);
 
 // Scores keys against the coefficients of `n_heads` query heads that share them (a GQA group).
-// keys: rows of head_dim = 2*half elements (F32 or F16, halves layout: band f is
+// keys: rows of head_dim = 2*half elements (F32, F16 or Q8_0, halves layout: band f is
 // (x[f], x[f+half])), row_bytes apart; rows: which rows to score. out[j * rows.size() + i] is
 // head j's score of key rows[i].
 // Runs the best implementation for this CPU (AVX2 when head_dim/2 is a multiple of 8).

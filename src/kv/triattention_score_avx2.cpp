@@ -1,19 +1,23 @@
 // AVX2/FMA/F16C twin of score_keys_scalar (triattention_score.cpp): 8 bands per step, F16 keys
-// converted with F16C. Called only after the run-time CPU check, for half % 8 == 0.
+// converted with F16C, a Q8_0 key dequantized into a row on the stack first. Called only
+// after the run-time CPU check, for half % 8 == 0.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include "kv/triattention_score_kernels.h"
+#include "ops/ops.h"
 #include "ops/x86_reduce.inl"
 
 namespace triattn::detail {
 
 using ops::hsum_ps;
 
-void score_keys_avx2(const HeadCoeffs* heads, int n_heads, const void* keys, bool f16, size_t row_bytes,
+void score_keys_avx2(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
                      std::span<const int32_t> rows, float* out) {
   const int half = heads[0].half;
+  const bool f16 = type == DType::F16;
   alignas(32) float buf[3 * kMaxHalf];
+  alignas(32) float dequantized[2 * kMaxHalf];
   float* kre = buf;
   float* kim = buf + kMaxHalf;
   float* knorm = buf + 2 * kMaxHalf;
@@ -21,6 +25,10 @@ void score_keys_avx2(const HeadCoeffs* heads, int n_heads, const void* keys, boo
   const size_t n = rows.size();
   for (size_t i = 0; i < n; ++i) {
     const uint8_t* row = base + static_cast<size_t>(rows[i]) * row_bytes;
+    if (type == DType::Q8_0) {
+      ops::dequantize_row(type, row, dequantized, 2 * half);
+      row = reinterpret_cast<const uint8_t*>(dequantized);
+    }
     for (int f = 0; f < half; f += 8) {
       __m256 re, im;
       if (f16) {

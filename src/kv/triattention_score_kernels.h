@@ -12,7 +12,7 @@ namespace triattn::detail {
 inline constexpr int kMaxHalf = 256;
 
 #if defined(__x86_64__)
-void score_keys_avx2(const HeadCoeffs* heads, int n_heads, const void* keys, bool f16, size_t row_bytes,
+void score_keys_avx2(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
                      std::span<const int32_t> rows, float* out);
 #endif
 

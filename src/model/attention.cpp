@@ -7,37 +7,23 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/half.h"
 #include "ops/ops.h"
 
 namespace triattn {
 
 namespace attention_detail {
 
-namespace {
-
-float load(DType t, const uint8_t* row, int i) {
-  if (t == DType::F16) {
-    uint16_t h;
-    std::memcpy(&h, row + 2 * i, 2);
-    return f16_to_f32(h);
-  }
-  float v;
-  std::memcpy(&v, row + 4 * i, 4);
-  return v;
-}
-
-}  // namespace
-
-// The same block-wise online softmax as the AVX2 kernel, one key at a time.
+// The same block-wise online softmax as the AVX2 kernel, one key at a time; each row is
+// read as floats by ops::dequantize_row (the format's own definition).
 void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
                    const AttentionStream& s, float scale, float* const* out, float* weights) {
   const int d = s.head_dim;
-  const size_t row = (s.type == DType::F16 ? 2 : 4) * static_cast<size_t>(d);
+  const size_t row = row_bytes(s.type, d);
   const auto* keys = static_cast<const uint8_t*>(s.keys);
   const auto* values = static_cast<const uint8_t*>(s.values);
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   std::vector<float> m(static_cast<size_t>(n_q), kNegInf), l(static_cast<size_t>(n_q), 0.0f);
+  std::vector<float> kv(static_cast<size_t>(d));
   for (int j = 0; j < n_q; ++j) std::fill(out[j], out[j] + d, 0.0f);
   if (s.sinks)  // the sink as a key of value 0 seen first: max = sink, sum = exp(0)
     for (int j = 0; j < n_q; ++j) m[j] = s.sinks[j], l[j] = 1.0f;
@@ -52,8 +38,9 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
           sc[k] = kNegInf;
           continue;
         }
+        ops::dequantize_row(s.type, keys + i * row, kv.data(), d);
         float dot = 0;
-        for (int e = 0; e < d; ++e) dot += q[j][e] * load(s.type, keys + i * row, e);
+        for (int e = 0; e < d; ++e) dot += q[j][e] * kv[e];
         sc[k] = scale * dot;
         if (s.softcap > 0) sc[k] = s.softcap * std::tanh(sc[k] / s.softcap);
         bmax = std::max(bmax, sc[k]);
@@ -69,8 +56,8 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
         const float p = std::exp(sc[k] - m_new);
         if (p == 0.0f) continue;
         l[j] += p;
-        const uint8_t* v = values + (i0 + k) * row;
-        for (int e = 0; e < d; ++e) out[j][e] += p * load(s.type, v, e);
+        ops::dequantize_row(s.type, values + (i0 + k) * row, kv.data(), d);
+        for (int e = 0; e < d; ++e) out[j][e] += p * kv[e];
       }
     }
   }
@@ -88,8 +75,10 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
 
 void attend(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
             float scale, float* const* out, float* weights) {
-  if (s.type != DType::F32 && s.type != DType::F16)
-    fail("attention: KV type ", dtype_name(s.type), " is not supported (F32 or F16)");
+  if (s.type != DType::F32 && s.type != DType::F16 && s.type != DType::Q8_0)
+    fail("attention: KV type ", dtype_name(s.type), " is not supported (F32, F16 or Q8_0)");
+  if (s.head_dim % block_size(s.type) != 0)
+    fail("attention: head_dim ", s.head_dim, " is not a whole number of ", dtype_name(s.type), " blocks");
   if (n_q <= 0) return;
 #if defined(__x86_64__)
   // Follows the ops ISA choice, so forcing an ISA in a test covers this too.

@@ -9,6 +9,9 @@
 //   3. values: kQueryTile queries x 4 vectors of dims per register tile, the rescale folded
 //      into the load of the running output.
 // The block's K and V rows come from memory once and from L1 for every further query.
+// Rows are F32, F16 or Q8_0 (Rows below): each vector of kW elements is converted to floats
+// as it is loaded (a Q8_0 vector: int8 -> int32 -> float, times its block's scale), so the
+// loops are the same for every row type and no dequantized copy of the cache is made.
 // Everything is in an anonymous namespace, so the two copies never collide.
 #include <immintrin.h>
 
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "model/attention.h"
+#include "ops/quant_blocks.h"
 #include "ops/x86_exp.inl"
 #include "ops/x86_reduce.inl"
 
@@ -51,12 +55,13 @@ inline VF vbroadcast(const float* p) { return _mm512_set1_ps(*p); }
 inline __m256 fold(VF v) {
   return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
 }
-template <bool kF16>
-inline VF vload_row(const uint8_t* row, int e) {
-  if constexpr (kF16)
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * e)));
-  else
-    return _mm512_loadu_ps(reinterpret_cast<const float*>(row + 4 * e));
+inline VF vf16(const void* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
+inline VF vf32(const void* p) { return _mm512_loadu_ps(static_cast<const float*>(p)); }
+// One f16 in every lane: a word broadcast and one conversion (the scalar route, F16C's
+// _cvtsh_ss then a float broadcast, takes twice the instructions).
+inline VF vf16_broadcast(uint16_t h) { return _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<short>(h))); }
+inline VF vi8(const void* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p))));
 }
 #else
 using VF = __m256;
@@ -70,14 +75,47 @@ inline VF vmul(VF a, VF b) { return _mm256_mul_ps(a, b); }
 inline VF vset1(float x) { return _mm256_set1_ps(x); }
 inline VF vbroadcast(const float* p) { return _mm256_broadcast_ss(p); }
 inline __m256 fold(VF v) { return v; }
-template <bool kF16>
-inline VF vload_row(const uint8_t* row, int e) {
-  if constexpr (kF16)
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * e)));
-  else
-    return _mm256_loadu_ps(reinterpret_cast<const float*>(row + 4 * e));
+inline VF vf16(const void* p) { return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
+inline VF vf32(const void* p) { return _mm256_loadu_ps(static_cast<const float*>(p)); }
+inline VF vf16_broadcast(uint16_t h) { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(h))); }
+inline VF vi8(const void* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p))));
 }
 #endif
+
+// ---- row types --------------------------------------------------------------------------
+enum class Rows { F32, F16, Q8_0 };
+
+// Bytes of one row of d elements.
+template <Rows R>
+constexpr size_t row_size(int d) {
+  if constexpr (R == Rows::F32) return 4 * static_cast<size_t>(d);
+  if constexpr (R == Rows::F16) return 2 * static_cast<size_t>(d);
+  return static_cast<size_t>(d / ops::kQK) * sizeof(ops::BlockQ8_0);
+}
+
+// The scale of the Q8_0 block holding element e of `row`, in every lane (1 for float rows).
+template <Rows R>
+inline VF vscale(const uint8_t* row, int e) {
+  if constexpr (R == Rows::Q8_0) {
+    uint16_t h;
+    std::memcpy(&h, row + (e / ops::kQK) * sizeof(ops::BlockQ8_0), sizeof h);
+    return vf16_broadcast(h);
+  } else {
+    return vset1(1.0f);
+  }
+}
+
+// Elements [e, e + kW) of `row` as floats; scale: vscale<R>(row, e) (unused for float rows).
+template <Rows R>
+inline VF vload_row(const uint8_t* row, int e, VF scale) {
+  if constexpr (R == Rows::F16) return vf16(row + 2 * e);
+  if constexpr (R == Rows::F32) return vf32(row + 4 * e);
+  if constexpr (R == Rows::Q8_0) {
+    const uint8_t* qs = row + (e / ops::kQK) * sizeof(ops::BlockQ8_0) + sizeof(uint16_t) + e % ops::kQK;
+    return vmul(vi8(qs), scale);
+  }
+}
 
 // Loops over the register tile must unroll completely, or GCC keeps the accumulators in
 // memory (see ops/x86_matmul.inl).
@@ -108,7 +146,10 @@ inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
 
 // sc[jj][k] = scale * q[jj]·key(i0 + k) for jj < J, k < nb.
 // pf: null, or rows to prefetch in step with the keys (pf + k*row as key i0+k is read).
-template <bool kF16, int J>
+// Vectors that share one Q8_0 block scale (kW divides 32).
+constexpr int kVecPerBlock = ops::kQK / kW;
+
+template <Rows R, int J>
 void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row, int64_t i0,
                   int nb, float scale, float* const* sc, const uint8_t* pf) {
   int k = 0;
@@ -120,10 +161,16 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
       for (int u = 0; u < 4; ++u) acc[jj][u] = vzero();
     const uint8_t* kr = keys + (i0 + k) * row;
     if (pf) prefetch_rows(pf + k * row, 4 * row);
+    VF ks[4] = {vzero(), vzero(), vzero(), vzero()};  // set at e = 0
     for (int e = 0; e < d; e += kW) {
+      // Q8_0: a new block scale per key every kVecPerBlock vectors (d is a multiple of 32).
+      if (R != Rows::Q8_0 || e % ops::kQK == 0) {
+        ATTN_UNROLL
+        for (int u = 0; u < 4; ++u) ks[u] = vscale<R>(kr + u * row, e);
+      }
       VF kv[4];
       ATTN_UNROLL
-      for (int u = 0; u < 4; ++u) kv[u] = vload_row<kF16>(kr + u * row, e);
+      for (int u = 0; u < 4; ++u) kv[u] = vload_row<R>(kr + u * row, e, ks[u]);
       ATTN_UNROLL
       for (int jj = 0; jj < J; ++jj) {
         const VF qv = vloadf(q[jj] + e);
@@ -144,7 +191,7 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
     const uint8_t* kr = keys + (i0 + k) * row;
     if (pf) prefetch_rows(pf + k * row, row);
     for (int e = 0; e < d; e += kW) {
-      const VF kv = vload_row<kF16>(kr, e);
+      const VF kv = vload_row<R>(kr, e, vscale<R>(kr, e));
       ATTN_UNROLL
       for (int jj = 0; jj < J; ++jj) acc[jj] = vfmadd(vloadf(q[jj] + e), kv, acc[jj]);
     }
@@ -155,7 +202,7 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
 
 // out[jj][e0 .. e0 + kW*NV) = corr[jj] * out[jj][...] + Σ_k p[jj][k] * value(i0 + k)[...].
 // pf: as for block_scores.
-template <bool kF16, int J, int NV>
+template <Rows R, int J, int NV>
 void block_values(const uint8_t* values, size_t row, int64_t i0, int nb, int e0,
                   const float* const* p, const float* corr, float* const* out, const uint8_t* pf) {
   VF acc[J][NV];
@@ -168,9 +215,15 @@ void block_values(const uint8_t* values, size_t row, int64_t i0, int nb, int e0,
   const uint8_t* vr = values + i0 * row;
   for (int k = 0; k < nb; ++k, vr += row) {
     if (pf) prefetch_rows(pf + k * row, row);
+    // Q8_0: e0 is a multiple of 32 when NV spans whole blocks, so vectors v and
+    // v + kVecPerBlock start new blocks; otherwise (a 1-vector tail) each loads its own scale.
+    VF vs[NV];
+    ATTN_UNROLL
+    for (int v = 0; v < NV; ++v)
+      vs[v] = (NV % kVecPerBlock == 0 && v % kVecPerBlock != 0) ? vs[v - 1] : vscale<R>(vr, e0 + kW * v);
     VF vv[NV];
     ATTN_UNROLL
-    for (int v = 0; v < NV; ++v) vv[v] = vload_row<kF16>(vr, e0 + kW * v);
+    for (int v = 0; v < NV; ++v) vv[v] = vload_row<R>(vr, e0 + kW * v, vs[v]);
     ATTN_UNROLL
     for (int jj = 0; jj < J; ++jj) {
       const VF pk = vbroadcast(p[jj] + k);
@@ -185,21 +238,21 @@ void block_values(const uint8_t* values, size_t row, int64_t i0, int nb, int e0,
 }
 
 // pf: prefetched during the first pass over the rows only.
-template <bool kF16, int J>
+template <Rows R, int J>
 void block_values_all(const uint8_t* values, size_t row, int64_t i0, int nb, int d,
                       const float* const* p, const float* corr, float* const* out,
                       const uint8_t* pf) {
   int e0 = 0;
   for (; e0 + 4 * kW <= d; e0 += 4 * kW, pf = nullptr)
-    block_values<kF16, J, 4>(values, row, i0, nb, e0, p, corr, out, pf);
-  for (; e0 < d; e0 += kW, pf = nullptr) block_values<kF16, J, 1>(values, row, i0, nb, e0, p, corr, out, pf);
+    block_values<R, J, 4>(values, row, i0, nb, e0, p, corr, out, pf);
+  for (; e0 < d; e0 += kW, pf = nullptr) block_values<R, J, 1>(values, row, i0, nb, e0, p, corr, out, pf);
 }
 
-template <bool kF16>
+template <Rows R>
 void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
                  float scale, float* const* out, float* weights) {
   const int d = s.head_dim;
-  const size_t row = (kF16 ? 2 : 4) * static_cast<size_t>(d);
+  const size_t row = row_size<R>(d);
   const auto* keys = static_cast<const uint8_t*>(s.keys);
   const auto* values = static_cast<const uint8_t*>(s.values);
 
@@ -231,11 +284,11 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
     const uint8_t* pf_keys = i0 + kBlock < s.n ? keys + (i0 + kBlock) * row : nullptr;
     int j = 0;
     for (; j + kQueryTile <= n_q; j += kQueryTile)
-      block_scores<kF16, kQueryTile>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
+      block_scores<R, kQueryTile>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
     for (; j + 2 <= n_q; j += 2)
-      block_scores<kF16, 2>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
+      block_scores<R, 2>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
     if (j < n_q)
-      block_scores<kF16, 1>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
+      block_scores<R, 1>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
 
     // Keys after a query's position are masked; a block entirely before every query
     // (the usual case) needs no check per query.
@@ -277,13 +330,13 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
     }
 
     for (j = 0; j + kQueryTile <= n_q; j += kQueryTile)
-      block_values_all<kF16, kQueryTile>(values, row, i0, nb, d, sc + j, corr + j, out + j,
+      block_values_all<R, kQueryTile>(values, row, i0, nb, d, sc + j, corr + j, out + j,
                                          j == 0 ? pf_keys : nullptr);
     for (; j + 2 <= n_q; j += 2)
-      block_values_all<kF16, 2>(values, row, i0, nb, d, sc + j, corr + j, out + j,
+      block_values_all<R, 2>(values, row, i0, nb, d, sc + j, corr + j, out + j,
                                 j == 0 ? pf_keys : nullptr);
     if (j < n_q)
-      block_values_all<kF16, 1>(values, row, i0, nb, d, sc + j, corr + j, out + j,
+      block_values_all<R, 1>(values, row, i0, nb, d, sc + j, corr + j, out + j,
                                 j == 0 ? pf_keys : nullptr);
   }
 
@@ -312,9 +365,11 @@ void TRIATTN_ATTEND_NAME(const float* const* q, const int32_t* q_pos, int n_q,
                          const AttentionStream& s, float scale, float* const* out,
                          float* weights) {
   if (s.type == DType::F16)
-    attend_impl<true>(q, q_pos, n_q, s, scale, out, weights);
+    attend_impl<Rows::F16>(q, q_pos, n_q, s, scale, out, weights);
+  else if (s.type == DType::Q8_0)
+    attend_impl<Rows::Q8_0>(q, q_pos, n_q, s, scale, out, weights);
   else
-    attend_impl<false>(q, q_pos, n_q, s, scale, out, weights);
+    attend_impl<Rows::F32>(q, q_pos, n_q, s, scale, out, weights);
 }
 
 }  // namespace triattn::attention_detail

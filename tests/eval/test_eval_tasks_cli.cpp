@@ -43,6 +43,41 @@ TEST_F(EvalTasks, AgreeFullAndCoveringBudgetAgreeExactly) {
   EXPECT_TRUE(std::filesystem::exists(out / "res" / "kl_vs_budget.svg"));
 }
 
+// What a KV type costs: full attention in q8_0 against the reference in f16, in one run, on
+// bytelm-2k (head_dim 64: two Q8_0 blocks per row). The same type on both sides agrees exactly.
+TEST_F(EvalTasks, AgreeMeasuresAKvTypeAgainstTheReferenceType) {
+  const std::string model = shared_path("models/bytelm-2k");
+  ASSERT_TRUE(std::filesystem::exists(model)) << model << " is missing (../shared/models/bytelm-2k)";
+  ScratchDir out;
+  const std::string prompts = out.write("prompts.txt", "The quick brown fox \nIn the year 1900, \n");
+  for (const char* type : {"q8_0", "f16"}) {
+    SCOPED_TRACE(type);
+    const std::string dir = (out / type).string();
+    const RunResult r = run_triattn({"eval", "agree", "-m", model, "--prompts", prompts, "-n", "32", "--policies",
+                                     "full", "--kv-type", type, "--reference-kv-type", "f16", "-t", "2", "-o", dir});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const auto j = read_results(dir);
+    ASSERT_EQ(j.at("results").size(), 2u) << "the reference and full attention in --kv-type";
+    EXPECT_EQ(j.at("configurations"), nlohmann::json::array({"full[f16]", "full"}));
+    EXPECT_EQ(j.at("settings").at("kv_type"), type);
+    EXPECT_EQ(result_of(j, "full[f16]").at("agreement"), 1.0);
+    const auto& run = result_of(j, "full");
+    if (std::string(type) == "f16") {
+      EXPECT_EQ(run.at("agreement"), 1.0);
+      EXPECT_EQ(run.at("mean_kl"), 0.0) << "the same cache type computes the same logits";
+    } else {
+      // 8-bit keys and values move every logit a little: the KL is positive, and small.
+      EXPECT_GT(run.at("mean_kl").get<double>(), 0.0);
+      EXPECT_LT(run.at("mean_kl").get<double>(), 0.05);
+      EXPECT_GT(run.at("agreement").get<double>(), 0.5);
+    }
+  }
+  const RunResult bad = run_triattn({"eval", "agree", "-m", model, "--prompts", prompts, "--policies", "full",
+                                     "--reference-kv-type", "q4_0", "-o", (out / "bad").string()});
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.err.find("--kv-type 'q4_0' must be f16, f32 or q8_0"), std::string::npos) << bad.err;
+}
+
 TEST_F(EvalTasks, NeedleOnSample) {
   ScratchDir out;
   const std::string data = std::string(TRIATTN_SOURCE_DIR) + "/tests/data/needle_sample.jsonl";

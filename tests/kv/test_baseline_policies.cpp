@@ -25,6 +25,7 @@
 #include "kv/keep_set.h"
 #include "kv/policies/recent_queries.h"
 #include "kv/policy.h"
+#include "ops/ops.h"
 
 using namespace triattn;
 using json = nlohmann::json;
@@ -149,12 +150,18 @@ struct Event {
   std::vector<std::vector<int32_t>> keep;
 };
 
+// How replay() stores the keys: in an F32 cache as they are, in a Q8_0 cache, or in an F32
+// cache after a round trip through Q8_0 (the values a Q8_0 cache holds, as floats).
+enum class Keys { F32, Q8_0, F32ThroughQ8_0 };
+
 // Replays `c` through the policy as Sequence + Forward drive one (forward.cpp: per layer,
 // the chunk is appended, then each token's query heads are observed in order).
-std::vector<Event> replay(const Case& c, ThreadPool* pool) {
+std::vector<Event> replay(const Case& c, ThreadPool* pool, Keys stored = Keys::F32) {
   auto policy = make_kv_policy(c.policy, c.params, c.geometry());
   const unsigned needs = policy->needs();
-  KvCache cache({c.L, c.Hkv, c.d, DType::F32});
+  KvCache cache({c.L, c.Hkv, c.d, stored == Keys::Q8_0 ? DType::Q8_0 : DType::F32});
+  std::vector<uint8_t> q8(stored == Keys::F32 ? 0 : row_bytes(DType::Q8_0, c.d));
+  std::vector<float> krow(static_cast<size_t>(c.d));
   const SequenceInfo seq{c.prompt_len};
   const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
   std::vector<Event> events;
@@ -174,8 +181,14 @@ std::vector<Event> replay(const Case& c, ThreadPool* pool) {
     }
     for (int l = 0; l < c.L; ++l) {
       for (int64_t t = p; t < p + n; ++t) {
-        for (int h = 0; h < c.Hkv; ++h)
-          for (int i = 0; i < c.d; ++i) k[static_cast<size_t>(h) * c.d + i] = c.key(t, l, h, i);
+        for (int h = 0; h < c.Hkv; ++h) {
+          float* kh = &k[static_cast<size_t>(h) * c.d];
+          for (int i = 0; i < c.d; ++i) kh[i] = c.key(t, l, h, i);
+          if (stored == Keys::F32ThroughQ8_0) {
+            ops::quantize_row(DType::Q8_0, kh, q8.data(), c.d);
+            ops::dequantize_row(DType::Q8_0, q8.data(), kh, c.d);
+          }
+        }
         cache.append(l, static_cast<int32_t>(t), k.data(), v.data());
       }
       for (int64_t t = p; t < p + n; ++t)
@@ -187,14 +200,15 @@ std::vector<Event> replay(const Case& c, ThreadPool* pool) {
             if (!(needs & kNeedAttention)) continue;
             // The forward pass's weights: softmax over the stream's rows up to position t.
             const int64_t nk = cache.size(l, kvh);
-            const float* keys = static_cast<const float*>(cache.keys(l, kvh));
+            const auto* keys = static_cast<const uint8_t*>(cache.keys(l, kvh));
             const int32_t* pos = cache.positions(l, kvh);
             std::vector<double> logit(nk, -INFINITY);
             double mx = -INFINITY, z = 0;
             for (int64_t r = 0; r < nk; ++r) {
               if (pos[r] > t) continue;
+              ops::dequantize_row(cache.shape().type, keys + r * cache.row_bytes(), krow.data(), c.d);
               double dot = 0;
-              for (int i = 0; i < c.d; ++i) dot += static_cast<double>(q[i]) * keys[r * c.d + i];
+              for (int i = 0; i < c.d; ++i) dot += static_cast<double>(q[i]) * krow[i];
               logit[r] = scale * dot;
               mx = std::max(mx, logit[r]);
             }
@@ -254,6 +268,38 @@ TEST(BaselinePolicies, KeepSetsEqualTheNumpyReference) {
   for (const char* b : kFixturePolicies) EXPECT_TRUE(policies.count(b)) << b;
   EXPECT_GE(groups.size(), 3u);
   EXPECT_GE(modes.size(), 4u);  // default, per_head, per_layer, global
+}
+
+// A Q8_0 cache is scored by the values it holds: every policy that reads keys (and those
+// that do not) keeps, event for event, what it keeps from an F32 cache holding the same keys
+// rounded through Q8_0. The fixture's cases at head_dim 32 (one Q8_0 block), and the paper's
+// triattention on the statistics of the split cases.
+TEST(BaselinePolicies, Q8_0CacheKeepsWhatItsDequantizedKeysKeep) {
+  std::set<std::string> policies;
+  int64_t events = 0;
+  for (Case c : fixture_cases()) {
+    c.d = 32;
+    if (c.params.stats) c.params.stats = c.stats();  // at the new head_dim
+    std::vector<Case> runs = {c};
+    if (c.policy == "triattention-split") {
+      runs.push_back(c);
+      runs.back().policy = "triattention";
+    }
+    for (const Case& r : runs) {
+      SCOPED_TRACE(r.name + " as " + r.policy);
+      const std::vector<Event> a = replay(r, nullptr, Keys::Q8_0), b = replay(r, nullptr, Keys::F32ThroughQ8_0);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t e = 0; e < a.size(); ++e) {
+        EXPECT_EQ(a[e].p, b[e].p);
+        EXPECT_EQ(a[e].keep, b[e].keep) << "event " << e;
+      }
+      events += static_cast<int64_t>(a.size());
+      policies.insert(r.policy);
+    }
+  }
+  for (const char* b : kFixturePolicies) EXPECT_TRUE(policies.count(b)) << b;
+  EXPECT_TRUE(policies.count("triattention"));
+  EXPECT_GT(events, 100);
 }
 
 // triattention-split rescues prompt keys only: with no prompt it keeps what the paper's

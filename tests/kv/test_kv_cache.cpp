@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "ops/ops.h"
 
 namespace triattn {
 namespace {
@@ -32,23 +36,32 @@ void append_tokens(KvCache& c, int from, int to) {
 }
 
 float key_at(const KvCache& c, int l, int h, int row, int i) {
-  const auto* base = static_cast<const uint8_t*>(c.keys(l, h)) + row * c.row_bytes();
-  if (c.shape().type == DType::F32) return reinterpret_cast<const float*>(base)[i];
-  return f16_to_f32(reinterpret_cast<const uint16_t*>(base)[i]);
+  std::vector<float> f(static_cast<size_t>(c.shape().head_dim));
+  ops::dequantize_row(c.shape().type, static_cast<const uint8_t*>(c.keys(l, h)) + row * c.row_bytes(), f.data(),
+                      c.shape().head_dim);
+  return f[i];
+}
+
+// How far a stored key of token `pos` may be from code(): f16 holds these small integers +
+// quarters exactly up to 2048 (0.5 is slack); Q8_0 rounds to its block's step amax/127
+// (half a step), and the step is stored in f16 (2^-11 relative, times up to 127 steps).
+double tol(const KvCache& c, int l, int h, int pos) {
+  if (c.shape().type != DType::Q8_0) return 0.5;
+  const double amax = code(l, h, pos, c.shape().head_dim - 1, false);
+  return amax / 254 + amax * 1e-3;
 }
 
 class KvCacheTest : public ::testing::TestWithParam<DType> {};
 
 TEST_P(KvCacheTest, AppendStoresRowsAndPositionsPerStream) {
-  KvCache c(KvCacheShape{2, 3, 4, GetParam()});
+  KvCache c(KvCacheShape{2, 3, 32, GetParam()});
   append_tokens(c, 0, 5);
   for (int l = 0; l < 2; ++l)
     for (int h = 0; h < 3; ++h) {
       ASSERT_EQ(c.size(l, h), 5);
       for (int p = 0; p < 5; ++p) {
         EXPECT_EQ(c.positions(l, h)[p], p);
-        // f16 holds these small integers + quarters exactly up to 2048
-        EXPECT_NEAR(key_at(c, l, h, p, 3), code(l, h, p, 3, false), 0.5);
+        EXPECT_NEAR(key_at(c, l, h, p, 3), code(l, h, p, 3, false), tol(c, l, h, p));
       }
     }
   EXPECT_EQ(c.peak_tokens(), 5);
@@ -57,7 +70,7 @@ TEST_P(KvCacheTest, AppendStoresRowsAndPositionsPerStream) {
 }
 
 TEST_P(KvCacheTest, ApplyCompactsEachStreamIndependently) {
-  KvCache c(KvCacheShape{2, 2, 8, GetParam()});
+  KvCache c(KvCacheShape{2, 2, 32, GetParam()});
   append_tokens(c, 0, 10);
   KeepPlan plan;
   plan.keep = {{0, 9}, {1, 2, 3}, {5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}};
@@ -69,8 +82,8 @@ TEST_P(KvCacheTest, ApplyCompactsEachStreamIndependently) {
   EXPECT_EQ(c.positions(0, 0)[1], 9);
   EXPECT_EQ(c.positions(0, 1)[0], 1);
   EXPECT_EQ(c.positions(1, 0)[0], 5);
-  EXPECT_NEAR(key_at(c, 0, 0, 1, 2), code(0, 0, 9, 2, false), 0.5);
-  EXPECT_NEAR(key_at(c, 1, 0, 0, 7), code(1, 0, 5, 7, false), 0.5);
+  EXPECT_NEAR(key_at(c, 0, 0, 1, 2), code(0, 0, 9, 2, false), tol(c, 0, 0, 9));
+  EXPECT_NEAR(key_at(c, 1, 0, 0, 7), code(1, 0, 5, 7, false), tol(c, 1, 0, 5));
   EXPECT_EQ(c.prune_events(), 1);
   EXPECT_EQ(c.peak_tokens(), 10);  // peak is remembered
   EXPECT_EQ(c.bytes_in_use(), (2u + 3 + 1 + 10) * 2 * c.row_bytes());
@@ -81,7 +94,7 @@ TEST_P(KvCacheTest, ApplyCompactsEachStreamIndependently) {
 }
 
 TEST_P(KvCacheTest, RejectsMalformedPlans) {
-  KvCache c(KvCacheShape{1, 2, 4, GetParam()});
+  KvCache c(KvCacheShape{1, 2, 32, GetParam()});
   append_tokens(c, 0, 4);
   KeepPlan wrong_count;
   wrong_count.keep = {{0}};
@@ -98,13 +111,13 @@ TEST_P(KvCacheTest, RejectsMalformedPlans) {
   EXPECT_THROW(c.apply(half_bad), Error);
   EXPECT_EQ(c.size(0, 0), 4);
   EXPECT_EQ(c.positions(0, 0)[1], 1);
-  EXPECT_NEAR(key_at(c, 0, 0, 1, 2), code(0, 0, 1, 2, false), 0.5);
+  EXPECT_NEAR(key_at(c, 0, 0, 1, 2), code(0, 0, 1, 2, false), tol(c, 0, 0, 1));
   EXPECT_EQ(c.prune_events(), 0);
   EXPECT_EQ(c.bytes_in_use(), 2u * 4 * 2 * c.row_bytes());
 }
 
 TEST_P(KvCacheTest, ApplyOnAPoolMatchesSerial) {
-  const KvCacheShape shape{3, 4, 8, GetParam()};
+  const KvCacheShape shape{3, 4, 32, GetParam()};
   KvCache serial(shape), pooled(shape);
   append_tokens(serial, 0, 40);
   append_tokens(pooled, 0, 40);
@@ -130,12 +143,45 @@ TEST_P(KvCacheTest, ApplyOnAPoolMatchesSerial) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, KvCacheTest, ::testing::Values(DType::F32, DType::F16),
+INSTANTIATE_TEST_SUITE_P(Types, KvCacheTest, ::testing::Values(DType::F32, DType::F16, DType::Q8_0),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 TEST(KvCache, RejectsBadShapesAndTypes) {
   EXPECT_THROW(KvCache(KvCacheShape{0, 1, 4, DType::F16}), Error);
-  EXPECT_THROW(KvCache(KvCacheShape{1, 1, 4, DType::Q8_0}), Error);
+  EXPECT_THROW(KvCache(KvCacheShape{1, 1, 32, DType::BF16}), Error);
+  EXPECT_THROW(KvCache(KvCacheShape{1, 1, 32, DType::Q4_0}), Error);
+  try {
+    KvCache(KvCacheShape{1, 1, 16, DType::Q8_0});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("q8_0 holds rows in blocks of 32 elements, but this model's head_dim is 16"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(KvCache, Q8_0RowsAreTheGgmlBlocksOfTheAppendedValues) {
+  // A row of head_dim 64 is two blocks of (f16 scale, 32 int8): 68 bytes, 0.53 of f16's 128.
+  KvCache c(KvCacheShape{1, 1, 64, DType::Q8_0});
+  EXPECT_EQ(c.row_bytes(), 68u);
+  std::vector<float> k(64), v(64);
+  for (int i = 0; i < 64; ++i) {
+    k[i] = i < 32 ? 0.1f * static_cast<float>(i - 16) : -3.0f + 0.01f * static_cast<float>(i);
+    v[i] = static_cast<float>(i % 7) - 3.0f;
+  }
+  c.append(0, 0, k.data(), v.data());
+  const auto* row = static_cast<const uint8_t*>(c.keys(0, 0));
+  for (int b = 0; b < 2; ++b) {
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(k[32 * b + i]));
+    uint16_t h;
+    std::memcpy(&h, row + 34 * b, 2);
+    EXPECT_EQ(h, f32_to_f16(amax / 127)) << "block " << b;
+    for (int i = 0; i < 32; ++i)  // round to nearest of the block's step
+      EXPECT_EQ(static_cast<int8_t>(row[34 * b + 2 + i]), static_cast<int>(std::lround(k[32 * b + i] * 127 / amax)))
+          << "block " << b << " element " << i;
+  }
+  EXPECT_EQ(c.bytes_in_use(), 2u * 68);
 }
 
 }  // namespace

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <complex>
 #include <random>
 
 #include "core/error.h"
 #include "core/half.h"
 #include "kv/triattention_score.h"
+#include "ops/ops.h"
 
 using namespace triattn;
 
@@ -222,6 +224,41 @@ TEST(TriAttentionScore, ScorerRefusesStatisticsOfAnotherShape) {
   auto g = geometry(2, 4, 2, 16);
   g.rope_freqs.pop_back();
   EXPECT_THROW(TriAttentionScorer(stats, g, 16), Error);
+}
+
+TEST(TriAttentionScore, Q8_0KeysScoreLikeTheirDequantizedValues) {
+  // Both kernels (the dispatched one dequantizes each row on the stack), head_dim 64 and 128.
+  Rng rng(3);
+  for (int d : {64, 128}) {
+    const int n = 11, G = 2;
+    auto stats = random_stats(rng, 1, G, 1, d);
+    TriAttentionScorer scorer(stats, geometry(1, G, 1, d), 16);
+    scorer.prepare(901);
+    const size_t rb = row_bytes(DType::Q8_0, d);
+    std::vector<uint8_t> kq(n * rb);
+    std::vector<float> k32(n * d), x(d);
+    for (int r = 0; r < n; ++r) {
+      for (float& f : x) f = 2.0f * rng.normal();
+      ops::quantize_row(DType::Q8_0, x.data(), kq.data() + r * rb, d);
+      for (int e = 0; e < d; ++e) {  // the GGML block by hand: f16 scale, then 32 int8s
+        const uint8_t* block = kq.data() + r * rb + (e / 32) * 34;
+        uint16_t h;
+        std::memcpy(&h, block, 2);
+        k32[r * d + e] = f16_to_f32(h) * static_cast<float>(static_cast<int8_t>(block[2 + e % 32]));
+      }
+    }
+    std::vector<int32_t> rows = {10, 0, 4, 4, 7};
+    std::vector<float> a(G * rows.size()), b(a.size()), want(a.size());
+    const HeadCoeffs* heads = &scorer.coeffs(0, 0);
+    score_keys(heads, G, kq.data(), DType::Q8_0, rb, rows, a.data());
+    score_keys_scalar(heads, G, kq.data(), DType::Q8_0, rb, rows, b.data());
+    score_keys(heads, G, k32.data(), DType::F32, d * 4, rows, want.data());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_FLOAT_EQ(a[i], want[i]) << "d=" << d << " i=" << i;
+      EXPECT_NEAR(b[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << "d=" << d << " i=" << i;
+    }
+    EXPECT_EQ(a[2], a[3]);  // row 4 twice
+  }
 }
 
 TEST(TriAttentionScore, DispatchedKernelMatchesTheScalarOne) {

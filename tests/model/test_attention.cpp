@@ -1,6 +1,6 @@
 // Attention kernels (scalar and AVX2, through attend() and directly) against a double-precision
 // reference: random q/K/V, keys at random positions so that some are masked for each query
-// (masking is by position, not by index), F32 and F16 streams, 1..16 queries per call (a GQA
+// (masking is by position, not by index), F32, F16 and Q8_0 streams, 1..16 queries per call (a GQA
 // group, or a prefill run), 1..5000 keys (several online-softmax blocks, partial last block).
 // Tolerance: outputs (convex combinations of N(0,1) values) within 1e-4 absolute — f32
 // accumulation over up to 5000 keys with the ~2 ulp polynomial exp; weights within 1e-4
@@ -12,10 +12,13 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/half.h"
 #include "model/attention.h"
+#include "ops/ops.h"
 
 namespace triattn {
 namespace {
@@ -31,7 +34,8 @@ struct Data {
   std::vector<float> q;         // [n_q][d]
   std::vector<int32_t> q_pos;   // [n_q]
   std::vector<uint8_t> k, v;    // stream rows in `type`
-  std::vector<double> kd, vd;   // the same rows as the kernel sees them (after f16 rounding)
+  std::vector<double> kd, vd;   // the same rows as the kernel sees them (after f16 rounding or
+                                // Q8_0 quantization)
   std::vector<int32_t> pos;     // [n]
   AttentionStream stream() const {
     return AttentionStream{type, k.data(), v.data(), pos.data(), n, d, window, softcap};
@@ -56,9 +60,9 @@ Data make(const Case& c, uint32_t seed, float q_scale = 1.0f) {
   const size_t elems = static_cast<size_t>(c.n) * c.head_dim;
   x.kd.resize(elems);
   x.vd.resize(elems);
-  const size_t es = c.type == DType::F16 ? 2 : 4;
-  x.k.resize(elems * es);
-  x.v.resize(elems * es);
+  const size_t row = row_bytes(c.type, c.head_dim);
+  x.k.resize(static_cast<size_t>(c.n) * row);
+  x.v.resize(static_cast<size_t>(c.n) * row);
   for (int which = 0; which < 2; ++which) {
     std::vector<uint8_t>& raw = which ? x.v : x.k;
     std::vector<double>& dbl = which ? x.vd : x.kd;
@@ -69,8 +73,22 @@ Data make(const Case& c, uint32_t seed, float q_scale = 1.0f) {
         std::memcpy(raw.data() + 2 * i, &h, 2);
         dbl[i] = f16_to_f32(h);
       } else {
-        std::memcpy(raw.data() + 4 * i, &f, 4);
         dbl[i] = f;
+        if (c.type == DType::F32) std::memcpy(raw.data() + 4 * i, &f, 4);
+      }
+    }
+    if (c.type != DType::Q8_0) continue;
+    // Q8_0 rows as the KV cache writes them (the library's quantizer), read back here from
+    // the GGML block layout itself: per block of 32, an f16 scale, then 32 int8s.
+    for (int64_t r = 0; r < c.n; ++r) {
+      std::vector<float> f(dbl.begin() + r * c.head_dim, dbl.begin() + (r + 1) * c.head_dim);
+      uint8_t* dst = raw.data() + r * row;
+      ops::quantize_row(DType::Q8_0, f.data(), dst, c.head_dim);
+      for (int e = 0; e < c.head_dim; ++e) {
+        const uint8_t* block = dst + (e / 32) * 34;
+        uint16_t h;
+        std::memcpy(&h, block, 2);
+        dbl[r * c.head_dim + e] = static_cast<double>(f16_to_f32(h)) * static_cast<int8_t>(block[2 + e % 32]);
       }
     }
   }
@@ -183,7 +201,7 @@ bool cpu_has_avx512() {
 
 TEST(Attention, MatchesReferenceAcrossTypesGroupsAndLengths) {
   uint32_t seed = 10;
-  for (DType t : {DType::F32, DType::F16})
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0})
     // 7: a tile of 4 queries (AVX-512), then 2, then 1; 16: a prefill run of 8 tokens x 2.
     for (int n_q : {1, 2, 3, 4, 7, 8, 16})
       for (int64_t n : {1, 5, 63, 64, 65, 200, 1000, 5000}) {
@@ -202,7 +220,7 @@ TEST(Attention, SlidingWindowAndSoftcap) {
   // Windows narrower than a block, about a block and wider than the stream; soft-caps that
   // bite (scores of N(0,1) q and keys reach ~4 after scaling; caps 1 and 5).
   uint32_t seed = 900;
-  for (DType t : {DType::F32, DType::F16})
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0})
     for (int32_t window : {0, 1, 7, 64, 300, 100000})
       for (float cap : {0.0f, 1.0f, 5.0f})
         for (int n_q : {1, 4}) {
@@ -219,10 +237,12 @@ TEST(Attention, SlidingWindowAndSoftcap) {
 
 TEST(Attention, OtherHeadDims) {
   // 64, 48 and 8 use the vector kernels (48: 512-bit with a 32+16 split; 8: 256-bit only);
-  // 40 has a 32+8 split; 12 and 1 take the scalar path.
+  // 40 has a 32+8 split; 12 and 1 take the scalar path. Q8_0 (blocks of 32): 32, 64, 96
+  // (512-bit: a 64-element value tile, then a one-vector tail that reads its own scales), 256.
   uint32_t seed = 500;
-  for (int d : {64, 48, 8, 40, 12, 1})
-    for (DType t : {DType::F32, DType::F16}) {
+  for (int d : {64, 48, 8, 40, 12, 1, 32, 96, 256})
+    for (DType t : {DType::F32, DType::F16, DType::Q8_0}) {
+      if (t == DType::Q8_0 && d % 32 != 0) continue;
       const Case c{t, d, 3, 150};
       check(c, attend, "attend", ++seed);
 #if defined(__x86_64__)
@@ -236,7 +256,7 @@ TEST(Attention, PeakedScoresRescaleAcrossBlocks) {
   // Large q: scores span hundreds, so the running max jumps between blocks and early blocks
   // underflow to zero weight; the rescaling must still give the reference.
   uint32_t seed = 900;
-  for (DType t : {DType::F32, DType::F16}) {
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0}) {
     const Case c{t, 128, 4, 700};
     check(c, attend, "attend", ++seed, 40.0f);
     check(c, attention_detail::attend_scalar, "scalar", seed, 40.0f);
@@ -253,6 +273,22 @@ TEST(Attention, NoVisibleKeyGivesZeros) {
   attend(qs, x.q_pos.data(), 2, x.stream(), 0.1f, outs, w.data());
   for (float f : out) ASSERT_EQ(f, 0.0f);
   for (float f : w) ASSERT_EQ(f, 0.0f);
+}
+
+TEST(Attention, RefusesRowsThatAreNotWholeBlocks) {
+  // A Q8_0 stream of head_dim 48 is not a whole number of 32-element blocks.
+  std::vector<uint8_t> rows(64);
+  const int32_t pos = 0;
+  const AttentionStream s{DType::Q8_0, rows.data(), rows.data(), &pos, 1, 48};
+  std::vector<float> q(48, 1.0f), out(48);
+  const float* qp = q.data();
+  float* op = out.data();
+  try {
+    attend(&qp, &pos, 1, s, 1.0f, &op, nullptr);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("head_dim 48 is not a whole number of q8_0 blocks"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Attention, OneHeadWrapperMatchesGroupCall) {

@@ -6,7 +6,7 @@
 #include <deque>
 
 #include "core/error.h"
-#include "core/half.h"
+#include "ops/ops.h"
 
 namespace triattn {
 
@@ -54,15 +54,11 @@ std::vector<double> stream_keys(const KvCache& cache, int layer, int head) {
   const int d = cache.shape().head_dim;
   const int64_t n = cache.size(layer, head);
   std::vector<double> k(static_cast<size_t>(n) * d);
-  const void* rows = cache.keys(layer, head);
-  if (cache.shape().type == DType::F32) {
-    const float* f = static_cast<const float*>(rows);
-    for (size_t i = 0; i < k.size(); ++i) k[i] = f[i];
-  } else if (cache.shape().type == DType::F16) {
-    const uint16_t* h = static_cast<const uint16_t*>(rows);
-    for (size_t i = 0; i < k.size(); ++i) k[i] = f16_to_f32(h[i]);
-  } else {
-    fail("KV policy: keys of type ", dtype_name(cache.shape().type), " are not supported (F32 or F16)");
+  const auto* rows = static_cast<const uint8_t*>(cache.keys(layer, head));
+  std::vector<float> row(static_cast<size_t>(d));
+  for (int64_t r = 0; r < n; ++r) {
+    ops::dequantize_row(cache.shape().type, rows + r * cache.row_bytes(), row.data(), d);
+    std::copy(row.begin(), row.end(), k.begin() + r * d);
   }
   return k;
 }

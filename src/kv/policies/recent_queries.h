@@ -42,7 +42,7 @@ class RecentQueries {
   std::vector<Ring> rings_;  // [layer][q_head]
 };
 
-// Keys of one stream as doubles, row-major [cache.size(layer, head)][head_dim] (F32 or F16).
+// Keys of one stream as doubles, row-major [cache.size(layer, head)][head_dim] (any KV type).
 std::vector<double> stream_keys(const KvCache& cache, int layer, int head);
 
 // out[i] = max of x[j] over |j - i| <= kernel/2 (clipped at both ends): the max-pooling of
