@@ -61,7 +61,7 @@ void store_row(DType type, const float* src, uint8_t* dst, int n) {
   else if (type == DType::F16)
     ops::f32_to_f16_row(src, reinterpret_cast<uint16_t*>(dst), n);
   else
-    ops::quantize_row(type, src, dst, n);
+    ops::f32_to_q8_0_row(src, dst, n);
 }
 }  // namespace
 

@@ -47,6 +47,8 @@ struct KernelTable {
   void (*quantize_act_q8)(const float* x, ActQ8* out, int64_t n) = nullptr;
   void (*quantize_act_q8k)(const float* x, ActQ8K* out, int64_t n) = nullptr;
   void (*f32_to_f16_row)(const float* x, uint16_t* out, int64_t n) = nullptr;
+  // f32 -> Q8_0 blocks, bit-identical to quantize_row(DType::Q8_0) (GGML's rounding).
+  void (*f32_to_q8_0_row)(const float* x, void* out, int64_t n) = nullptr;
 };
 
 const KernelTable& scalar_kernels();

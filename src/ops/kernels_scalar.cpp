@@ -328,6 +328,7 @@ KernelTable make_table() {
   t.quantize_act_q8 = quantize_act_q8;
   t.quantize_act_q8k = quantize_act_q8k;
   t.f32_to_f16_row = f32_to_f16_row;
+  t.f32_to_q8_0_row = [](const float* x, void* out, int64_t n) { quantize_row(DType::Q8_0, x, out, n); };
   return t;
 }
 

@@ -70,6 +70,9 @@ void axpy_f32(float a, const float* x, float* y, int64_t n);
 void rope(float* x, int n_heads, int head_dim, const float* cos, const float* sin);
 // out[i] = x[i] rounded to f16 (ties to even; overflow to inf), as core/half.h's f32_to_f16.
 void f32_to_f16_row(const float* x, uint16_t* out, int64_t n);
+// quantize_row(DType::Q8_0, ...), bit for bit, vectorized: what the KV cache quantizes each
+// appended row with (n a multiple of 32).
+void f32_to_q8_0_row(const float* x, void* out, int64_t n);
 
 // Instruction sets the kernels are written for. The best one this CPU supports is chosen at
 // start-up; tests force each in turn.

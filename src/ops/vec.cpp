@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/error.h"
+
 namespace triattn::ops {
 
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps) {
@@ -33,6 +35,11 @@ void axpy_f32(float a, const float* x, float* y, int64_t n) {
 void rope(float* x, int n_heads, int head_dim, const float* cos, const float* sin) {
   active_kernels().rope(x, n_heads, head_dim, cos, sin);
 }
+void f32_to_q8_0_row(const float* x, void* out, int64_t n) {
+  if (n % kQK != 0) fail("f32_to_q8_0_row: ", n, " values are not whole blocks of ", kQK);
+  active_kernels().f32_to_q8_0_row(x, out, n);
+}
+
 void f32_to_f16_row(const float* x, uint16_t* out, int64_t n) {
   active_kernels().f32_to_f16_row(x, out, n);
 }

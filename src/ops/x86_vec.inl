@@ -117,11 +117,26 @@ inline float abs_max(const float* x, int n) {
 // The scalar quantize_group (kernels_scalar.cpp) 32 values at a time: the same scale and
 // ties-to-even rounding of x * (1/d), so the same bits. Writes 32 quants; sums[0] and
 // sums[1] get the sums of quants 0..15 and 16..31.
+// v rounded to the nearest integer, ties away from zero (C's lround, GGML's Q8_0 rounding):
+// the fraction v - trunc(v) is exact, so comparing it with 0.5 decides the tie exactly
+// (adding a signed 0.5 before truncating would round 0.49999997 up).
+inline __m256 round_half_away(__m256 v) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 up = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(v, t)), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+  return _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(1.0f))));
+}
+
+// Rounds 32 values x * id to int8 into q and returns their sums per half. kTiesAway: ties
+// away from zero (Q8_0 blocks); otherwise to even (the activation formats).
+template <bool kTiesAway = false>
 inline void quantize_32(const float* x, __m256 id, int8_t* q, int32_t sums[2]) {
   __m256i v[4];
-  for (int k = 0; k < 4; ++k)
-    v[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), id),
-                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (int k = 0; k < 4; ++k) {
+    const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), id);
+    v[k] = _mm256_cvtps_epi32(kTiesAway ? round_half_away(s)
+                                        : _mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
   sums[0] = hsum_epi32(_mm256_add_epi32(v[0], v[1]));
   sums[1] = hsum_epi32(_mm256_add_epi32(v[2], v[3]));
   // Packing works within 128-bit lanes; the permute puts the 8 groups of 4 back in order.
@@ -162,6 +177,18 @@ void vec_quantize_act_q8k(const float* x, ActQ8K* out, int64_t n) {
   }
 }
 
+// The scale as quantize.cpp computes it (amax / 127 in f32, its inverse, stored as f16).
+void vec_f32_to_q8_0_row(const float* x, void* out, int64_t n) {
+  auto* blocks = static_cast<BlockQ8_0*>(out);
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const float* xb = x + b * kQK;
+    __m256 id;
+    blocks[b].d = f32_to_f16(act_scale(abs_max(xb, kQK), &id));
+    int32_t sums[2];
+    quantize_32<true>(xb, id, blocks[b].qs, sums);
+  }
+}
+
 void vec_f32_to_f16_row(const float* x, uint16_t* out, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -180,6 +207,7 @@ void fill_vec(KernelTable& t) {
   t.quantize_act_q8 = vec_quantize_act_q8;
   t.quantize_act_q8k = vec_quantize_act_q8k;
   t.f32_to_f16_row = vec_f32_to_f16_row;
+  t.f32_to_q8_0_row = vec_f32_to_q8_0_row;
 }
 
 }  // namespace

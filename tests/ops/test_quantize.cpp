@@ -280,6 +280,33 @@ TEST(ActivationQuant, Q8BlocksAndSums) {
   }
 }
 
+TEST(Q8_0Row, EveryIsaQuantizesLikeQuantizeRow) {
+  // Random blocks, a zero block, blocks whose values sit exactly on and next to the rounding
+  // ties (k + 0.5 steps and the floats either side of them), and one with a single nonzero value.
+  std::vector<float> x = random_floats(32 * 12, 21, 3.0f);
+  std::fill(x.begin() + 32, x.begin() + 64, 0.0f);
+  for (int i = 0; i < 32; ++i) {  // amax 127 steps of 1: x * (1/d) lands on k + 0.5
+    const float tie = static_cast<float>(i - 16) + 0.5f;
+    x[64 + i] = tie;
+    x[96 + i] = std::nextafter(tie, 0.0f);
+    x[128 + i] = std::nextafter(tie, 100.0f);
+  }
+  x[64] = x[96] = x[128] = 127.0f;
+  std::fill(x.begin() + 160, x.begin() + 192, 0.0f);
+  x[170] = -1e-30f;
+  std::vector<uint8_t> want(row_bytes(DType::Q8_0, static_cast<int64_t>(x.size())));
+  quantize_row(DType::Q8_0, x.data(), want.data(), static_cast<int64_t>(x.size()));
+  for (Isa isa : supported_isas()) {
+    IsaGuard guard(isa);
+    std::vector<uint8_t> got(want.size(), 0xAA);
+    f32_to_q8_0_row(x.data(), got.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(got[i], want[i]) << isa_name(isa) << " byte " << i << " (block " << i / 34 << ")";
+  }
+  std::vector<uint8_t> out(want.size());
+  EXPECT_THROW(f32_to_q8_0_row(x.data(), out.data(), 48), Error);
+}
+
 TEST(HalfRow, EveryIsaRoundsLikeTheScalarConversion) {
   // Normal values, ties, subnormals, overflow to inf, both zeros, infinities; 37 values so the
   // SIMD loop leaves a tail.
