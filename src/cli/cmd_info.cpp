@@ -52,8 +52,13 @@ int cmd_info(const std::vector<std::string>& args) {
   const ModelConfig& c = model->config();
   const Tokenizer& tok = model->tokenizer();
   const ChatPrompt prompt(tok, model_path, chat_opt, nullptr);
-  // K and V rows of every (layer, KV head), per token, in the default f16 cache.
+  // K and V rows of every (layer, KV head), per token, in the default f16 cache and, where
+  // head_dim is whole 32-value blocks, in the q8_0 one (0 otherwise: --kv-type q8_0 refuses it).
   const int64_t kv_bytes_per_token = int64_t{2} * c.n_layers * c.n_kv_heads * c.head_dim * 2;
+  const int64_t kv_bytes_per_token_q8 =
+      c.head_dim % block_size(DType::Q8_0) == 0
+          ? int64_t{2} * c.n_layers * c.n_kv_heads * static_cast<int64_t>(row_bytes(DType::Q8_0, c.head_dim))
+          : 0;
 
   nlohmann::ordered_json eog = nlohmann::ordered_json::array();
   for (int32_t id : tok.eog_ids()) eog.push_back(token_json(tok, id));
@@ -90,6 +95,7 @@ int cmd_info(const std::vector<std::string>& args) {
       {"n_expert_used", c.n_expert_used},
       {"n_ff_expert", c.n_ff_expert},
       {"kv_bytes_per_token_f16", kv_bytes_per_token},
+      {"kv_bytes_per_token_q8_0", kv_bytes_per_token_q8 ? nlohmann::ordered_json(kv_bytes_per_token_q8) : nullptr},
       {"tokenizer",
        {{"vocab_size", tok.vocab_size()},
         {"add_bos", tok.add_bos_default()},
@@ -126,7 +132,9 @@ int cmd_info(const std::vector<std::string>& args) {
               << " used per token" << (c.expert_weights_norm ? " (weights renormalised)" : "");
   std::cout << "\n"
             << "context       " << c.context_length << " tokens; KV cache " << kv_bytes_per_token / 1024.0
-            << " KiB per token (f16)\n"
+            << " KiB per token (f16)";
+  if (kv_bytes_per_token_q8) std::cout << ", " << kv_bytes_per_token_q8 / 1024.0 << " KiB (q8_0)";
+  std::cout << "\n"
             << "weights       " << model->weight_type_name() << ", " << model->active_weight_bytes() / 1048576.0
             << " MiB read per token";
   if (c.has_moe_layers()) std::cout << " (the active experts; " << model->weight_bytes() / 1048576.0 << " MiB in all)";

@@ -29,6 +29,13 @@ TEST(InfoCli, JsonHasShapesTypesAndSpecialTokens) {
   EXPECT_EQ(j["context_length"], 512);
   EXPECT_EQ(j["weight_type"], "q8_0");
   EXPECT_EQ(j["kv_bytes_per_token_f16"], 2 * 2 * 4 * 16 * 2);
+  EXPECT_TRUE(j["kv_bytes_per_token_q8_0"].is_null()) << "head_dim 16 is not whole q8_0 blocks";
+  // bytelm-2k: 4 layers x 2 KV heads, head_dim 64 = two blocks of 34 bytes (f16: 128).
+  const RunResult b = run_triattn({"info", "-m", shared_path("models/bytelm-2k"), "--json"});
+  ASSERT_EQ(b.rc, 0) << b.err;
+  const auto jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(jb["kv_bytes_per_token_f16"], 2 * 4 * 2 * 128);
+  EXPECT_EQ(jb["kv_bytes_per_token_q8_0"], 2 * 4 * 2 * 68);
   EXPECT_EQ(j["tokenizer"]["bos"]["id"], 1);
   EXPECT_EQ(j["tokenizer"]["end_of_generation"][0]["text"], "<|end_story|>");
   EXPECT_TRUE(j["chat_template"]["fallback"].get<bool>());
