@@ -5,6 +5,7 @@
 
 #include "calib/stats_file.h"
 #include "core/error.h"
+#include "kv/kv_cache.h"
 #include "model/kv_shape.h"
 
 namespace triattn {
@@ -26,9 +27,12 @@ PolicyFactory::PolicyFactory(const Model& model, const KvSettings& settings)
       geometry_(attention_geometry(model.config())),
       context_limit_(settings.context_length > 0 ? settings.context_length
                                                  : std::max<int64_t>(0, model.config().context_length)) {
+  // Validate the settings now, before any work starts (a server would otherwise start and
+  // then fail every request): the KV type against the model's head_dim, then the policy.
+  check_kv_type(settings_.cache_type, model.config().head_dim);
   if (!settings_.stats_path.empty() && !settings_.params.stats)
     settings_.params.stats = load_stats(settings_.stats_path, model, &warnings_);
-  make();  // validate the settings now, before any work starts
+  make();
 }
 
 int64_t PolicyFactory::memory_bound(int64_t prompt_len) const {

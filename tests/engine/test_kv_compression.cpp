@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "core/error.h"
 #include "engine_test_util.h"
@@ -39,6 +40,24 @@ class KvCompression : public ::testing::Test {
 };
 std::shared_ptr<const Model> KvCompression::model_;
 std::shared_ptr<const HeadStats> KvCompression::stats_;
+
+// A KV type the model cannot hold is refused when the settings are made (what serve, generate
+// and eval all build first), not when the first sequence allocates its cache: head_dim 16 is
+// not whole q8_0 blocks.
+TEST_F(KvCompression, SettingsRefuseAKvTypeTheModelCannotHold) {
+  KvSettings s;
+  s.cache_type = DType::Q8_0;
+  try {
+    PolicyFactory f(*model_, s);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("q8_0 holds rows in blocks of 32 elements, but this model's head_dim is 16"),
+              std::string::npos)
+        << e.what();
+  }
+  s.cache_type = DType::F16;
+  EXPECT_NO_THROW(PolicyFactory(*model_, s));
+}
 
 // DESIGN §5: with a budget at least the sequence length, compressed generation is identical
 // to full attention, for every pruning mode.
