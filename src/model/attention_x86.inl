@@ -144,11 +144,11 @@ inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
   return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
 }
 
-// sc[jj][k] = scale * q[jj]·key(i0 + k) for jj < J, k < nb.
-// pf: null, or rows to prefetch in step with the keys (pf + k*row as key i0+k is read).
 // Vectors that share one Q8_0 block scale (kW divides 32).
 constexpr int kVecPerBlock = ops::kQK / kW;
 
+// sc[jj][k] = scale * q[jj]·key(i0 + k) for jj < J, k < nb.
+// pf: null, or rows to prefetch in step with the keys (pf + k*row as key i0+k is read).
 template <Rows R, int J>
 void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row, int64_t i0,
                   int nb, float scale, float* const* sc, const uint8_t* pf) {
