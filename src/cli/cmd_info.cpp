@@ -54,11 +54,12 @@ int cmd_info(const std::vector<std::string>& args) {
   const ChatPrompt prompt(tok, model_path, chat_opt, nullptr);
   // K and V rows of every (layer, KV head), per token, in the default f16 cache and, where
   // head_dim is whole 32-value blocks, in the q8_0 one (0 otherwise: --kv-type q8_0 refuses it).
-  const int64_t kv_bytes_per_token = int64_t{2} * c.n_layers * c.n_kv_heads * c.head_dim * 2;
-  const int64_t kv_bytes_per_token_q8 =
-      c.head_dim % block_size(DType::Q8_0) == 0
-          ? int64_t{2} * c.n_layers * c.n_kv_heads * static_cast<int64_t>(row_bytes(DType::Q8_0, c.head_dim))
-          : 0;
+  auto kv_bytes_per_token_in = [&](DType t) -> int64_t {
+    if (c.head_dim % block_size(t) != 0) return 0;
+    return int64_t{2} * c.n_layers * c.n_kv_heads * static_cast<int64_t>(row_bytes(t, c.head_dim));
+  };
+  const int64_t kv_bytes_per_token = kv_bytes_per_token_in(DType::F16);
+  const int64_t kv_bytes_per_token_q8 = kv_bytes_per_token_in(DType::Q8_0);
 
   nlohmann::ordered_json eog = nlohmann::ordered_json::array();
   for (int32_t id : tok.eog_ids()) eog.push_back(token_json(tok, id));

@@ -13,6 +13,7 @@
 #include "core/read_file.h"
 #include "core/thread_pool.h"
 #include "kv/keep_set.h"
+#include "kv/kv_cache.h"
 #include "model/kv_shape.h"
 
 namespace triattn::cli {
@@ -150,7 +151,7 @@ void print_warnings(const std::vector<std::string>& warnings) {
 
 DType parse_kv_type(const std::string& name) {
   auto type = dtype_from_name(name);
-  if (!type || (*type != DType::F16 && *type != DType::F32 && *type != DType::Q8_0))
+  if (!type || !is_kv_type(*type))
     fail("--kv-type '", name, "' must be f16, f32 or q8_0");
   return *type;
 }

@@ -9,8 +9,10 @@
 
 namespace triattn {
 
+bool is_kv_type(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::Q8_0; }
+
 void check_kv_type(DType type, int head_dim) {
-  if (type != DType::F32 && type != DType::F16 && type != DType::Q8_0)
+  if (!is_kv_type(type))
     fail("KV cache: type ", dtype_name(type), " is not supported (use f16, f32 or q8_0)");
   if (head_dim % block_size(type) != 0)
     fail("KV cache: ", dtype_name(type), " holds rows in blocks of ", block_size(type),

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "kv/kv_cache.h"
 #include "kv/triattention_score_kernels.h"
 #include "ops/cpu_features.h"
 #include "ops/ops.h"
@@ -25,7 +26,7 @@ void offset_phase_mean(double omega, int64_t p, int max_offset_log2, double* re,
 namespace {
 
 void check_key_type(DType type) {
-  if (type != DType::F32 && type != DType::F16 && type != DType::Q8_0)
+  if (!is_kv_type(type))
     fail("triattention scoring: keys of type ", dtype_name(type), " are not supported (F32, F16 or Q8_0)");
 }
 

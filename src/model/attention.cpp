@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kv/kv_cache.h"
 #include "ops/ops.h"
 
 namespace triattn {
@@ -75,7 +76,7 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
 
 void attend(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
             float scale, float* const* out, float* weights) {
-  if (s.type != DType::F32 && s.type != DType::F16 && s.type != DType::Q8_0)
+  if (!is_kv_type(s.type))
     fail("attention: KV type ", dtype_name(s.type), " is not supported (F32, F16 or Q8_0)");
   if (s.head_dim % block_size(s.type) != 0)
     fail("attention: head_dim ", s.head_dim, " is not a whole number of ", dtype_name(s.type), " blocks");
