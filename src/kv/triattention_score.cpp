@@ -57,6 +57,12 @@ void score_keys(const HeadCoeffs* heads, int n_heads, const void* keys, DType ty
     detail::score_keys_avx2(heads, n_heads, keys, type, row_bytes, rows, out);
     return;
   }
+#elif defined(__aarch64__)
+  const int half = heads[0].half;
+  if (half % 4 == 0 && half <= detail::kMaxHalf && ops::cpu_features().neon) {
+    detail::score_keys_neon(heads, n_heads, keys, type, row_bytes, rows, out);
+    return;
+  }
 #endif
   score_keys_scalar(heads, n_heads, keys, type, row_bytes, rows, out);
 }

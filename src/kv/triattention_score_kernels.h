@@ -15,5 +15,9 @@ inline constexpr int kMaxHalf = 256;
 void score_keys_avx2(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
                      std::span<const int32_t> rows, float* out);
 #endif
+#if defined(__aarch64__)
+void score_keys_neon(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
+                     std::span<const int32_t> rows, float* out);
+#endif
 
 }  // namespace triattn::detail

@@ -92,6 +92,11 @@ void attend(const float* const* q, const int32_t* q_pos, int n_q, const Attentio
     attention_detail::attend_avx2(q, q_pos, n_q, s, scale, out, weights);
     return;
   }
+#elif defined(__aarch64__)
+  if (ops::active_isa() != ops::Isa::Scalar && s.head_dim % 4 == 0) {
+    attention_detail::attend_neon(q, q_pos, n_q, s, scale, out, weights);
+    return;
+  }
 #endif
   attention_detail::attend_scalar(q, q_pos, n_q, s, scale, out, weights);
 }

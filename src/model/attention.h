@@ -50,7 +50,7 @@ namespace attention_detail {
 // Keys per online-softmax block: the block's K and V rows (2 x 64 x head_dim elements) stay
 // in L1 while every query of the call passes over them.
 constexpr int kBlock = 64;
-// The portable kernel (any head_dim); attend() uses it where the AVX2 one does not apply.
+// The portable kernel (any head_dim); attend() uses it where no SIMD one applies.
 void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
                    const AttentionStream& s, float scale, float* const* out, float* weights);
 #if defined(__x86_64__)
@@ -60,6 +60,11 @@ void attend_avx2(const float* const* q, const int32_t* q_pos, int n_q, const Att
 // AVX-512; head_dim must be a multiple of 16. In attention_avx512.cpp.
 void attend_avx512(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
                    float scale, float* const* out, float* weights);
+#endif
+#if defined(__aarch64__)
+// AArch64 Advanced SIMD; head_dim must be a multiple of 4. In attention_neon.cpp.
+void attend_neon(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+                 float scale, float* const* out, float* weights);
 #endif
 }  // namespace attention_detail
 

@@ -21,14 +21,25 @@ const KernelTable* table_for(Isa isa) {
     case Isa::Avx512:
       return cpu_features().avx512_vnni ? &avx512_kernels() : nullptr;
 #else
-    default:
+    case Isa::Avx2:
+    case Isa::Avx512:
+      return nullptr;
+#endif
+#if defined(__aarch64__)
+    case Isa::Neon:
+      return cpu_features().neon ? &neon_kernels() : nullptr;
+    case Isa::NeonDotprod:
+      return cpu_features().neon_dotprod ? &neon_dotprod_kernels() : nullptr;
+#else
+    case Isa::Neon:
+    case Isa::NeonDotprod:
       return nullptr;
 #endif
   }
   return nullptr;
 }
 
-// The best table for this CPU, or the one TRIATTN_ISA names (scalar, avx2, avx512): a way to
+// The best table for this CPU, or the one TRIATTN_ISA names (scalar, avx2, avx512, neon, neon_dotprod): a way to
 // compare kernels on one machine or to rule them out when chasing a numerical difference.
 const KernelTable* best_table() {
   const std::vector<Isa> isas = supported_isas();  // ordered worst to best
@@ -78,6 +89,10 @@ std::string_view isa_name(Isa isa) {
       return "avx2";
     case Isa::Avx512:
       return "avx512";
+    case Isa::Neon:
+      return "neon";
+    case Isa::NeonDotprod:
+      return "neon_dotprod";
   }
   return "?";
 }
@@ -86,7 +101,7 @@ Isa active_isa() { return active_kernels().isa; }
 
 std::vector<Isa> supported_isas() {
   std::vector<Isa> out{Isa::Scalar};
-  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+  for (Isa isa : {Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod})
     if (table_for(isa)) out.push_back(isa);
   return out;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // One table of kernel function pointers per instruction set. ops.h's entry points call
-// through active_kernels(); adding a target (ARM NEON, …) means one more table in its own
+// through active_kernels(); adding a target means one more table in its own
 // file and one more line in cpu_dispatch.cpp, not touching the other kernels.
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +55,10 @@ const KernelTable& scalar_kernels();
 #if defined(__x86_64__)
 const KernelTable& avx2_kernels();
 const KernelTable& avx512_kernels();
+#endif
+#if defined(__aarch64__)
+const KernelTable& neon_kernels();
+const KernelTable& neon_dotprod_kernels();
 #endif
 
 // The table in use: the best for this CPU unless a test forced another.

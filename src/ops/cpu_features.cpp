@@ -1,5 +1,10 @@
 #include "ops/cpu_features.h"
 
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace triattn::ops {
 
 namespace {
@@ -12,6 +17,11 @@ CpuFeatures detect() {
   f.avx512_vnni = f.avx2_fma_f16c && __builtin_cpu_supports("avx512f") &&
                   __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                   __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
+#endif
+#if defined(__aarch64__)
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  f.neon = (hwcap & HWCAP_ASIMD) != 0;
+  f.neon_dotprod = f.neon && (hwcap & HWCAP_ASIMDDP) != 0;
 #endif
   return f;
 }

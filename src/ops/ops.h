@@ -76,8 +76,8 @@ void f32_to_q8_0_row(const float* x, void* out, int64_t n);
 
 // Instruction sets the kernels are written for. The best one this CPU supports is chosen at
 // start-up; tests force each in turn.
-enum class Isa : uint8_t { Scalar, Avx2, Avx512 };
-std::string_view isa_name(Isa isa);  // "scalar", "avx2", "avx512"
+enum class Isa : uint8_t { Scalar, Avx2, Avx512, Neon, NeonDotprod };
+std::string_view isa_name(Isa isa);  // "scalar", "avx2", "avx512", "neon", "neon_dotprod"
 Isa active_isa();
 std::vector<Isa> supported_isas();  // on this CPU, Scalar first
 // Makes every kernel use `isa` (throws if this CPU lacks it). Not thread-safe: tests only.

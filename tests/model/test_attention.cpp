@@ -1,5 +1,5 @@
-// Attention kernels (scalar and AVX2, through attend() and directly) against a double-precision
-// reference: random q/K/V, keys at random positions so that some are masked for each query
+// Attention kernels (scalar, AVX2, AVX-512 and NEON, through attend() and directly) against a
+// double-precision reference: random q/K/V, keys at random positions so that some are masked for each query
 // (masking is by position, not by index), F32, F16 and Q8_0 streams, 1..16 queries per call (a GQA
 // group, or a prefill run), 1..5000 keys (several online-softmax blocks, partial last block).
 // Tolerance: outputs (convex combinations of N(0,1) values) within 1e-4 absolute — f32
@@ -199,6 +199,17 @@ bool cpu_has_avx512() {
 }
 #endif
 
+// Every SIMD kernel this CPU runs, each where its head_dim rule lets attend() choose it.
+template <class... Extra>
+void check_simd(const Case& c, uint32_t seed, Extra... extra) {
+#if defined(__x86_64__)
+  if (cpu_has_avx2() && c.head_dim % 8 == 0) check(c, attention_detail::attend_avx2, "avx2", seed, extra...);
+  if (cpu_has_avx512() && c.head_dim % 16 == 0) check(c, attention_detail::attend_avx512, "avx512", seed, extra...);
+#elif defined(__aarch64__)
+  if (c.head_dim % 4 == 0) check(c, attention_detail::attend_neon, "neon", seed, extra...);
+#endif
+}
+
 TEST(Attention, MatchesReferenceAcrossTypesGroupsAndLengths) {
   uint32_t seed = 10;
   for (DType t : {DType::F32, DType::F16, DType::Q8_0})
@@ -209,10 +220,7 @@ TEST(Attention, MatchesReferenceAcrossTypesGroupsAndLengths) {
         const Case c{t, 128, n_q, n};
         check(c, attend, "attend", ++seed);
         check(c, attention_detail::attend_scalar, "scalar", seed);
-#if defined(__x86_64__)
-        if (cpu_has_avx2()) check(c, attention_detail::attend_avx2, "avx2", seed);
-        if (cpu_has_avx512()) check(c, attention_detail::attend_avx512, "avx512", seed);
-#endif
+        check_simd(c, seed);
       }
 }
 
@@ -228,10 +236,7 @@ TEST(Attention, SlidingWindowAndSoftcap) {
           const Case c{t, 64, n_q, 250};
           check(c, attend, "attend", ++seed, 2.0f, window, cap);
           check(c, attention_detail::attend_scalar, "scalar", seed, 2.0f, window, cap);
-#if defined(__x86_64__)
-          if (cpu_has_avx2()) check(c, attention_detail::attend_avx2, "avx2", seed, 2.0f, window, cap);
-          if (cpu_has_avx512()) check(c, attention_detail::attend_avx512, "avx512", seed, 2.0f, window, cap);
-#endif
+          check_simd(c, seed, 2.0f, window, cap);
         }
 }
 
@@ -245,10 +250,7 @@ TEST(Attention, OtherHeadDims) {
       if (t == DType::Q8_0 && d % 32 != 0) continue;
       const Case c{t, d, 3, 150};
       check(c, attend, "attend", ++seed);
-#if defined(__x86_64__)
-      if (cpu_has_avx2() && d % 8 == 0) check(c, attention_detail::attend_avx2, "avx2", seed);
-      if (cpu_has_avx512() && d % 16 == 0) check(c, attention_detail::attend_avx512, "avx512", seed);
-#endif
+      check_simd(c, seed);
     }
 }
 
@@ -260,6 +262,7 @@ TEST(Attention, PeakedScoresRescaleAcrossBlocks) {
     const Case c{t, 128, 4, 700};
     check(c, attend, "attend", ++seed, 40.0f);
     check(c, attention_detail::attend_scalar, "scalar", seed, 40.0f);
+    check_simd(c, seed, 40.0f);
   }
 }
 

@@ -325,6 +325,11 @@ TEST(Isa, ForcingEachSupportedIsaTakesEffect) {
     EXPECT_EQ(isas.back(), Isa::Avx512);
   }
 #endif
+#if defined(__aarch64__)
+  // Advanced SIMD is part of AArch64: the neon table is always there (and under qemu-user's
+  // default CPU, which has the dot product, neon_dotprod too).
+  EXPECT_NE(std::find(isas.begin(), isas.end(), Isa::Neon), isas.end());
+#endif
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
-// The x86 attention kernel (see attention.h for the contract and attention.cpp for the
-// dispatch), compiled twice: by attention_avx2.cpp (256-bit vectors: AVX2 + FMA + F16C) and
-// by attention_avx512.cpp (512-bit: AVX-512F/DQ), which define TRIATTN_ATTN_WIDTH and
-// TRIATTN_ATTEND_NAME. Per block of kBlock keys:
+// The SIMD attention kernel (see attention.h for the contract and attention.cpp for the
+// dispatch), compiled three times: by attention_avx2.cpp (256-bit vectors: AVX2 + FMA +
+// F16C), by attention_avx512.cpp (512-bit: AVX-512F/DQ) and by attention_neon.cpp (128-bit
+// AArch64 Advanced SIMD), which define TRIATTN_ATTN_WIDTH and TRIATTN_ATTEND_NAME. The
+// algorithm is written once against the small vector vocabulary of the first section
+// (VF: the score and value loops; SV: the softmax over a block). Per block of kBlock keys:
 //   1. scores of every query against the block: kQueryTile queries (4 at 512 bits, 2 at
 //      256) x four keys per register tile, so each key row is converted once per tile of
 //      queries and reduced 4 keys at a time;
@@ -12,9 +14,7 @@
 // Rows are F32, F16 or Q8_0 (Rows below): each vector of kW elements is converted to floats
 // as it is loaded (a Q8_0 vector: int8 -> int32 -> float, times its block's scale), so the
 // loops are the same for every row type and no dequantized copy of the cache is made.
-// Everything is in an anonymous namespace, so the two copies never collide.
-#include <immintrin.h>
-
+// Everything is in an anonymous namespace, so the copies never collide.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,20 +22,84 @@
 #include <limits>
 #include <vector>
 
+#include "core/half.h"
 #include "model/attention.h"
 #include "ops/quant_blocks.h"
+#if TRIATTN_ATTN_WIDTH == 128
+#include <arm_neon.h>
+
+#include "ops/neon_exp.inl"
+#else
+#include <immintrin.h>
+
 #include "ops/x86_exp.inl"
 #include "ops/x86_reduce.inl"
+#endif
 
 namespace triattn::attention_detail {
 
 namespace {
 
-using ops::exp256;
-using ops::hmax_ps;
-using ops::hsum_ps;
+// ---- the vectors of the score and value loops (VF) and of the softmax (SV) ----------------
+#if TRIATTN_ATTN_WIDTH == 128
+using VF = float32x4_t;
+constexpr int kW = 4;  // floats per vector
+// 4 x 4 score accumulators, 4 key vectors and their scales fit in 32 registers.
+constexpr int kQueryTile = 4;
+inline VF vzero() { return vdupq_n_f32(0); }
+inline VF vloadf(const float* p) { return vld1q_f32(p); }
+inline void vstoref(float* p, VF v) { vst1q_f32(p, v); }
+inline VF vfmadd(VF a, VF b, VF c) { return vfmaq_f32(c, a, b); }
+inline VF vmul(VF a, VF b) { return vmulq_f32(a, b); }
+inline VF vset1(float x) { return vdupq_n_f32(x); }
+inline VF vbroadcast(const float* p) { return vld1q_dup_f32(p); }
+inline float vhsum(VF v) { return vaddvq_f32(v); }
+// dst[0..4) = scale * (the horizontal sums of a, b, c, d).
+inline void store_hsum4(float* dst, VF a, VF b, VF c, VF d, float scale) {
+  vst1q_f32(dst, vmulq_n_f32(vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)), scale));
+}
+inline VF vf16(const void* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(static_cast<const uint16_t*>(p)))); }
+inline VF vf32(const void* p) { return vld1q_f32(static_cast<const float*>(p)); }
+inline VF vf16_broadcast(uint16_t h) { return vdupq_n_f32(f16_to_f32(h)); }
+inline VF vi8(const void* p) {  // 4 bytes: the last vector of a row must not read past it
+  int32_t four;
+  std::memcpy(&four, p, 4);
+  const int16x8_t w = vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(four)));
+  return vcvtq_f32_s32(vmovl_s16(vget_low_s16(w)));
+}
+using SV = float32x4_t;
+constexpr int kSW = 4;
+inline SV sload(const float* p) { return vld1q_f32(p); }
+inline void sstore(float* p, SV v) { vst1q_f32(p, v); }
+inline SV sset1(float x) { return vdupq_n_f32(x); }
+inline SV smax(SV a, SV b) { return vmaxq_f32(a, b); }
+inline SV sadd(SV a, SV b) { return vaddq_f32(a, b); }
+inline SV ssub(SV a, SV b) { return vsubq_f32(a, b); }
+inline SV smul(SV a, SV b) { return vmulq_f32(a, b); }
+inline SV sexp(SV x) { return ops::exp4(x); }
+inline float shmax(SV v) { return vmaxvq_f32(v); }
+inline float shsum(SV v) { return vaddvq_f32(v); }
+#else
+// x86: the softmax runs on 256-bit vectors at either width (exp256).
+using SV = __m256;
+constexpr int kSW = 8;
+inline SV sload(const float* p) { return _mm256_loadu_ps(p); }
+inline void sstore(float* p, SV v) { _mm256_storeu_ps(p, v); }
+inline SV sset1(float x) { return _mm256_set1_ps(x); }
+inline SV smax(SV a, SV b) { return _mm256_max_ps(a, b); }
+inline SV sadd(SV a, SV b) { return _mm256_add_ps(a, b); }
+inline SV ssub(SV a, SV b) { return _mm256_sub_ps(a, b); }
+inline SV smul(SV a, SV b) { return _mm256_mul_ps(a, b); }
+inline SV sexp(SV x) { return ops::exp256(x); }
+inline float shmax(SV v) { return ops::hmax_ps(v); }
+inline float shsum(SV v) { return ops::hsum_ps(v); }
+// The horizontal sums of a, b, c, d as the four lanes of one vector.
+inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+#endif
 
-// ---- the vector type of the score and value loops ------------------------------------------
 #if TRIATTN_ATTN_WIDTH == 512
 using VF = __m512;
 constexpr int kW = 16;  // floats per vector
@@ -55,6 +119,10 @@ inline VF vbroadcast(const float* p) { return _mm512_set1_ps(*p); }
 inline __m256 fold(VF v) {
   return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
 }
+inline float vhsum(VF v) { return ops::hsum_ps(fold(v)); }
+inline void store_hsum4(float* dst, VF a, VF b, VF c, VF d, float scale) {
+  _mm_storeu_ps(dst, _mm_mul_ps(hsum4(fold(a), fold(b), fold(c), fold(d)), _mm_set1_ps(scale)));
+}
 inline VF vf16(const void* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
 inline VF vf32(const void* p) { return _mm512_loadu_ps(static_cast<const float*>(p)); }
 // One f16 in every lane: a word broadcast and one conversion (the scalar route, F16C's
@@ -63,7 +131,7 @@ inline VF vf16_broadcast(uint16_t h) { return _mm512_cvtph_ps(_mm256_set1_epi16(
 inline VF vi8(const void* p) {
   return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p))));
 }
-#else
+#elif TRIATTN_ATTN_WIDTH == 256
 using VF = __m256;
 constexpr int kW = 8;
 constexpr int kQueryTile = 2;
@@ -74,13 +142,18 @@ inline VF vfmadd(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
 inline VF vmul(VF a, VF b) { return _mm256_mul_ps(a, b); }
 inline VF vset1(float x) { return _mm256_set1_ps(x); }
 inline VF vbroadcast(const float* p) { return _mm256_broadcast_ss(p); }
-inline __m256 fold(VF v) { return v; }
+inline float vhsum(VF v) { return ops::hsum_ps(v); }
+inline void store_hsum4(float* dst, VF a, VF b, VF c, VF d, float scale) {
+  _mm_storeu_ps(dst, _mm_mul_ps(hsum4(a, b, c, d), _mm_set1_ps(scale)));
+}
 inline VF vf16(const void* p) { return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
 inline VF vf32(const void* p) { return _mm256_loadu_ps(static_cast<const float*>(p)); }
 inline VF vf16_broadcast(uint16_t h) { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(h))); }
 inline VF vi8(const void* p) {
   return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p))));
 }
+#elif TRIATTN_ATTN_WIDTH != 128
+#error "TRIATTN_ATTN_WIDTH must be 128, 256 or 512"
 #endif
 
 // ---- row types --------------------------------------------------------------------------
@@ -134,14 +207,9 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // 18.6-19.6 GB/s, cross-phase 23.1-24.7 GB/s; a plain read of the same bytes ~30. Tried
 // before: 4 KB ahead 21.3 vs 21.1 (8 KB), 16 KB 19.3, V rows 8 KB ahead while scoring 20.1;
 // L2 hints (T1) slower.
+// (Read, keep in every cache level: x86's prefetcht0, AArch64's PRFM PLDL1KEEP.)
 inline void prefetch_rows(const uint8_t* p, size_t bytes) {
-  for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
-}
-
-// The horizontal sums of a, b, c, d as the four lanes of one vector.
-inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
-  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
-  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 3);
 }
 
 // Vectors that share one Q8_0 block scale (kW divides 32).
@@ -179,10 +247,7 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
       }
     }
     ATTN_UNROLL
-    for (int jj = 0; jj < J; ++jj)
-      _mm_storeu_ps(sc[jj] + k, _mm_mul_ps(hsum4(fold(acc[jj][0]), fold(acc[jj][1]),
-                                                 fold(acc[jj][2]), fold(acc[jj][3])),
-                                           _mm_set1_ps(scale)));
+    for (int jj = 0; jj < J; ++jj) store_hsum4(sc[jj] + k, acc[jj][0], acc[jj][1], acc[jj][2], acc[jj][3], scale);
   }
   for (; k < nb; ++k) {
     VF acc[J];
@@ -196,7 +261,7 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
       for (int jj = 0; jj < J; ++jj) acc[jj] = vfmadd(vloadf(q[jj] + e), kv, acc[jj]);
     }
     ATTN_UNROLL
-    for (int jj = 0; jj < J; ++jj) sc[jj][k] = scale * hsum_ps(fold(acc[jj]));
+    for (int jj = 0; jj < J; ++jj) sc[jj][k] = scale * vhsum(acc[jj]);
   }
 }
 
@@ -308,9 +373,9 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
           if (q_pos[j] - s.pos[i0 + k] >= s.window) x[k] = kNegInf;
       for (int k = nb; k < kBlock; ++k) x[k] = kNegInf;
       if (weights) std::memcpy(weights + j * s.n + i0, x, sizeof(float) * static_cast<size_t>(nb));
-      __m256 mx = _mm256_set1_ps(kNegInf);
-      for (int k = 0; k < kBlock; k += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(x + k));
-      const float bmax = hmax_ps(mx);
+      SV mx = sset1(kNegInf);
+      for (int k = 0; k < kBlock; k += kSW) mx = smax(mx, sload(x + k));
+      const float bmax = shmax(mx);
       if (bmax == kNegInf) {  // nothing visible to this query here: p = 0, no rescale
         std::memset(x, 0, sizeof(float) * kBlock);
         corr[j] = 1.0f;
@@ -319,14 +384,14 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
       const float m_new = std::max(m[j], bmax);
       corr[j] = std::exp(m[j] - m_new);  // 0 on the first visible block
       m[j] = m_new;
-      const __m256 mv = _mm256_set1_ps(m_new);
-      __m256 sum = _mm256_setzero_ps();
-      for (int k = 0; k < kBlock; k += 8) {
-        const __m256 p = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + k), mv));
-        _mm256_storeu_ps(x + k, p);
-        sum = _mm256_add_ps(sum, p);
+      const SV mv = sset1(m_new);
+      SV sum = sset1(0.0f);
+      for (int k = 0; k < kBlock; k += kSW) {
+        const SV p = sexp(ssub(sload(x + k), mv));
+        sstore(x + k, p);
+        sum = sadd(sum, p);
       }
-      l[j] = l[j] * corr[j] + hsum_ps(sum);
+      l[j] = l[j] * corr[j] + shsum(sum);
     }
 
     for (j = 0; j + kQueryTile <= n_q; j += kQueryTile)
@@ -342,19 +407,17 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
 
   for (int j = 0; j < n_q; ++j) {
     const float inv = l[j] > 0 ? 1.0f / l[j] : 0.0f;
-    const __m256 iv = _mm256_set1_ps(inv);
-    for (int e = 0; e < d; e += 8)
-      _mm256_storeu_ps(out[j] + e, _mm256_mul_ps(_mm256_loadu_ps(out[j] + e), iv));
+    const VF iv = vset1(inv);
+    for (int e = 0; e < d; e += kW) vstoref(out[j] + e, vmul(vloadf(out[j] + e), iv));
     if (!weights) continue;
     float* w = weights + j * s.n;
     if (l[j] == 0) {  // no visible key: all weights 0 (and m is -inf, so no exp below)
       std::fill(w, w + s.n, 0.0f);
       continue;
     }
-    const __m256 mv = _mm256_set1_ps(m[j]);
+    const SV mv = sset1(m[j]), siv = sset1(inv);
     int64_t i = 0;
-    for (; i + 8 <= s.n; i += 8)
-      _mm256_storeu_ps(w + i, _mm256_mul_ps(exp256(_mm256_sub_ps(_mm256_loadu_ps(w + i), mv)), iv));
+    for (; i + kSW <= s.n; i += kSW) sstore(w + i, smul(sexp(ssub(sload(w + i), mv)), siv));
     for (; i < s.n; ++i) w[i] = std::exp(w[i] - m[j]) * inv;
   }
 }
