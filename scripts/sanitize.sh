@@ -82,7 +82,8 @@ run_tsan() {
   t0=$(date +%s)
   for t in "${tsan_tests[@]}"; do
     local t1=$(date +%s)
-    if (cd "$build" && "./tests/$t" --gtest_brief=1 >"$build/$t.tsan.log" 2>&1); then
+    # test_memory_bound's long generations at 1024 tokens instead of 4096 (the test says why).
+    if (cd "$build" && TRIATTN_MEMORY_BOUND_TOKENS=1024 "./tests/$t" --gtest_brief=1 >"$build/$t.tsan.log" 2>&1); then
       echo "tsan $t: ok ($(( $(date +%s) - t1 )) s)"
     else
       echo "tsan $t: FAILED ($(( $(date +%s) - t1 )) s)"; grep -a -A30 -m1 'WARNING: ThreadSanitizer\|FAILED\|Failure' "$build/$t.tsan.log" | head -60
