@@ -30,9 +30,12 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
-// `seq * n`; the size of the result is checked before it is built.
+// `seq * n`; the size of the result is checked before it is built. An empty sequence is
+// returned at once: its size check passes for any n, and a loop of n empty appends
+// (`'' * 20**12`) would never end (found by fuzz_jinja).
 Value repeat(const Value& seq, int64_t n) {
-  if (n <= 0) return seq.is_string() ? Value(std::string()) : Value::list({});
+  const bool empty = seq.is_string() ? seq.str_ref().empty() : seq.list_ref().empty();
+  if (n <= 0 || empty) return seq.is_string() ? Value(std::string()) : Value::list({});
   const size_t times = static_cast<size_t>(n);
   if (seq.is_string()) {
     const std::string& s = seq.str_ref();

@@ -20,10 +20,18 @@ namespace {
 
 using nlohmann::json;
 
+// The object's "type" when it is a string, else "". (json::value() throws a bare type_error
+// when the key holds another type; a tokenizer.json with `"type": {...}` came from fuzzing.)
+std::string type_of(const json& component) {
+  if (!component.is_object()) return "";
+  const auto it = component.find("type");
+  return it != component.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 // True when a component (or any member of a Sequence) has type ByteLevel.
 bool has_byte_level(const json& component, const char* list_key) {
   if (!component.is_object()) return false;
-  if (component.value("type", "") == "ByteLevel") return true;
+  if (type_of(component) == "ByteLevel") return true;
   auto it = component.find(list_key);
   if (it == component.end() || !it->is_array()) return false;
   for (const json& c : *it) {
@@ -139,10 +147,10 @@ std::unique_ptr<Tokenizer> load_tokenizer_hf_dir(const std::string& dir) {
   if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) {
     fail(path, ": missing 'model' object");
   }
-  const std::string type = j["model"].value("type", "");
+  const std::string type = type_of(j["model"]);
   if (type != "BPE") fail(path, ": tokenizer model type '", type, "' is not supported (only BPE)");
-  const bool byte_level = has_byte_level(j.value("pre_tokenizer", json()), "pretokenizers") ||
-                          has_byte_level(j.value("decoder", json()), "decoders");
+  const bool byte_level = (j.contains("pre_tokenizer") && has_byte_level(j["pre_tokenizer"], "pretokenizers")) ||
+                          (j.contains("decoder") && has_byte_level(j["decoder"], "decoders"));
   if (byte_level) return make_bpe_tokenizer_hf(text, dir);
   return make_spm_tokenizer_hf(text, dir);
 }

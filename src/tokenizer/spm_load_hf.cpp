@@ -107,70 +107,88 @@ std::unique_ptr<Tokenizer> make_spm_tokenizer_hf(const std::string& tokenizer_js
   } catch (const json::exception& e) {
     fail(path, ": invalid JSON: ", e.what());
   }
-  if (!j.is_object()) fail(path, ": expected a JSON object");
-  auto mit = j.find("model");
-  if (mit == j.end() || !mit->is_object()) fail(path, ": missing 'model' object");
-  const json& model = *mit;
-  const std::string mtype = model.value("type", "");
-  if (mtype != "BPE") fail(path, ": model type '", mtype, "' is not supported (only BPE)");
-  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-    if (model.contains(key) && !model[key].is_null() && model[key] != "") {
-      fail(path, ": BPE option '", key, "' is not supported");
-    }
-  }
-  auto vit = model.find("vocab");
-  if (vit == model.end() || !vit->is_object()) fail(path, ": model has no 'vocab' object");
-
+  // A field of the wrong type (`"byte_fallback": "yes"`) raises the JSON library's
+  // type_error, which names no file: it becomes a named error here.
   SpmVocab v;
-  v.source = path;
-  v.use_merges = true;
-  v.space_is_meta = false;
-  v.space_prefix = SpacePrefix::Never;
-  v.byte_fallback = model.value("byte_fallback", false);
-  v.fuse_unk = model.value("fuse_unk", false);
-  v.ignore_merges = model.value("ignore_merges", false);
-
-  // Token ids may come from the model vocab or from added_tokens; any id may be missing.
-  auto place = [&](const std::string& text, const json& idj) -> int32_t {
-    if (!idj.is_number_integer()) fail(path, ": token '", text, "' has a non-integer id");
-    const int64_t id = idj.get<int64_t>();
-    if (id < 0 || id >= (int64_t{1} << 24)) fail(path, ": token '", text, "' has id ", id, " out of range");
-    if (static_cast<size_t>(id) >= v.pieces.size()) {
-      v.pieces.resize(id + 1);
-      v.types.resize(id + 1, TokenType::Unused);
+  int32_t template_bos = -1;  // the post-processor's first special token, when it has one
+  try {
+    if (!j.is_object()) fail(path, ": expected a JSON object");
+    auto mit = j.find("model");
+    if (mit == j.end() || !mit->is_object()) fail(path, ": missing 'model' object");
+    const json& model = *mit;
+    const std::string mtype = model.value("type", "");
+    if (mtype != "BPE") fail(path, ": model type '", mtype, "' is not supported (only BPE)");
+    for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+      if (model.contains(key) && !model[key].is_null() && model[key] != "") {
+        fail(path, ": BPE option '", key, "' is not supported");
+      }
     }
-    v.pieces[id] = text;
-    v.types[id] = TokenType::Normal;
-    return static_cast<int32_t>(id);
-  };
-  for (auto it = vit->begin(); it != vit->end(); ++it) place(it.key(), it.value());
+    auto vit = model.find("vocab");
+    if (vit == model.end() || !vit->is_object()) fail(path, ": model has no 'vocab' object");
 
-  const json& added = j.value("added_tokens", json::array());
-  if (!added.is_array()) fail(path, ": 'added_tokens' is not an array");
-  for (const json& a : added) {
-    if (!a.is_object() || !a.contains("content") || !a["content"].is_string() || !a.contains("id")) {
-      fail(path, ": an added_tokens entry lacks 'id' or 'content'");
+    v.source = path;
+    v.use_merges = true;
+    v.space_is_meta = false;
+    v.space_prefix = SpacePrefix::Never;
+    v.byte_fallback = model.value("byte_fallback", false);
+    v.fuse_unk = model.value("fuse_unk", false);
+    v.ignore_merges = model.value("ignore_merges", false);
+
+    // Token ids may come from the model vocab or from added_tokens; any id may be missing.
+    auto place = [&](const std::string& text, const json& idj) -> int32_t {
+      if (!idj.is_number_integer()) fail(path, ": token '", text, "' has a non-integer id");
+      const int64_t id = idj.get<int64_t>();
+      if (id < 0 || id >= (int64_t{1} << 24)) fail(path, ": token '", text, "' has id ", id, " out of range");
+      if (static_cast<size_t>(id) >= v.pieces.size()) {
+        v.pieces.resize(id + 1);
+        v.types.resize(id + 1, TokenType::Unused);
+      }
+      v.pieces[id] = text;
+      v.types[id] = TokenType::Normal;
+      return static_cast<int32_t>(id);
+    };
+    for (auto it = vit->begin(); it != vit->end(); ++it) place(it.key(), it.value());
+
+    const json& added = j.value("added_tokens", json::array());
+    if (!added.is_array()) fail(path, ": 'added_tokens' is not an array");
+    for (const json& a : added) {
+      if (!a.is_object() || !a.contains("content") || !a["content"].is_string() || !a.contains("id")) {
+        fail(path, ": an added_tokens entry lacks 'id' or 'content'");
+      }
+      const std::string text = a["content"].get<std::string>();
+      const int32_t id = place(text, a["id"]);
+      const bool special = a.value("special", false);
+      v.types[id] = special ? TokenType::Control : TokenType::UserDefined;
+      v.specials.push_back({text, id, !special, a.value("lstrip", false), a.value("rstrip", false)});
     }
-    const std::string text = a["content"].get<std::string>();
-    const int32_t id = place(text, a["id"]);
-    const bool special = a.value("special", false);
-    v.types[id] = special ? TokenType::Control : TokenType::UserDefined;
-    v.specials.push_back({text, id, !special, a.value("lstrip", false), a.value("rstrip", false)});
-  }
 
-  const json& merges = model.value("merges", json::array());
-  if (!merges.is_array()) fail(path, ": model 'merges' is not an array");
-  v.merges.reserve(merges.size());
-  for (size_t i = 0; i < merges.size(); ++i) v.merges.push_back(parse_merge(merges[i], i, path));
+    const json& merges = model.value("merges", json::array());
+    if (!merges.is_array()) fail(path, ": model 'merges' is not an array");
+    v.merges.reserve(merges.size());
+    for (size_t i = 0; i < merges.size(); ++i) v.merges.push_back(parse_merge(merges[i], i, path));
 
-  if (model.contains("unk_token") && model["unk_token"].is_string()) {
-    const std::string unk = model["unk_token"].get<std::string>();
-    v.unk = find_piece(v, unk);
-    if (v.unk < 0) fail(path, ": unk_token '", unk, "' is not in the vocabulary");
-    if (v.types[v.unk] == TokenType::Normal) v.types[v.unk] = TokenType::Unknown;
+    if (model.contains("unk_token") && model["unk_token"].is_string()) {
+      const std::string unk = model["unk_token"].get<std::string>();
+      v.unk = find_piece(v, unk);
+      if (v.unk < 0) fail(path, ": unk_token '", unk, "' is not in the vocabulary");
+      if (v.types[v.unk] == TokenType::Normal) v.types[v.unk] = TokenType::Unknown;
+    }
+    apply_normalizer(j.value("normalizer", json()), v, path);
+    apply_pre_tokenizer(j.value("pre_tokenizer", json()), v, path);
+
+    const json& pp = j.value("post_processor", json());
+    if (pp.is_object() && pp.value("type", "") == "TemplateProcessing") {
+      const json& single = pp.value("single", json::array());
+      if (single.is_array() && !single.empty() && single[0].is_object() && single[0].contains("SpecialToken")) {
+        const json& st = single[0]["SpecialToken"];
+        if (st.is_object() && st.contains("id") && st["id"].is_string()) {
+          template_bos = find_piece(v, st["id"].get<std::string>());
+        }
+      }
+    }
+  } catch (const json::exception& e) {
+    fail(path, ": unexpected structure: ", e.what());
   }
-  apply_normalizer(j.value("normalizer", json()), v, path);
-  apply_pre_tokenizer(j.value("pre_tokenizer", json()), v, path);
 
   // BOS/EOS: tokenizer_config.json when present, else the post-processor's template.
   const HfTokenizerConfig cfg = read_hf_tokenizer_config(dir);
@@ -183,21 +201,8 @@ std::unique_ptr<Tokenizer> make_spm_tokenizer_hf(const std::string& tokenizer_js
   };
   v.bos = lookup_cfg(cfg.bos_token, "bos_token");
   v.eos = lookup_cfg(cfg.eos_token, "eos_token");
-  bool template_adds_bos = false;
-  const json& pp = j.value("post_processor", json());
-  if (pp.is_object() && pp.value("type", "") == "TemplateProcessing") {
-    const json& single = pp.value("single", json::array());
-    if (single.is_array() && !single.empty() && single[0].is_object() && single[0].contains("SpecialToken")) {
-      const json& st = single[0]["SpecialToken"];
-      if (st.is_object() && st.contains("id") && st["id"].is_string()) {
-        const int32_t id = find_piece(v, st["id"].get<std::string>());
-        if (id >= 0) {
-          template_adds_bos = true;
-          if (v.bos < 0) v.bos = id;
-        }
-      }
-    }
-  }
+  const bool template_adds_bos = template_bos >= 0;
+  if (v.bos < 0) v.bos = template_bos;
   v.add_bos = cfg.add_bos_token.value_or(template_adds_bos);
   if (v.eos < 0) v.eos = find_piece(v, "</s>");
   for (int32_t id : cfg.generation_eos_ids) {

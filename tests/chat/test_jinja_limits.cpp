@@ -83,6 +83,13 @@ TEST(JinjaLimits, DoublingByPlus) {
             kStepsError));
 }
 
+TEST(JinjaLimits, RepeatingAnEmptySequenceEndsAtOnce) {
+  // Found by fuzz_jinja: the result's size is 0 for any count, so no size limit stopped the
+  // 20**12 empty appends (tests/data/fuzz_regressions/fuzz_jinja/timeout-empty-string-repeat).
+  EXPECT_EQ(Template("{{ ''[::-1] * 20**12 }}|{{ ([] * 9223372036854775807) | length }}").render({}), "|0");
+  EXPECT_EQ(Template("{{ 10**15 * '' }}{{ ('' * 10**15) | length }}").render({}), "0");
+}
+
 TEST(JinjaLimits, RepetitionByStar) {
   EXPECT_TRUE(Fails("{{ 'x' * 100000000 }}", "a string of 100000000 " + std::string(kStringError)));
   EXPECT_TRUE(Fails("{{ 'ab' * 9223372036854775807 }}", kStringError));  // no overflow

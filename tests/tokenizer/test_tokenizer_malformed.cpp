@@ -123,6 +123,24 @@ TEST_F(Malformed, TokenizerJsonStructuralProblems) {
   expect_error([&] { load_tokenizer_hf_dir(dir_.string()); }, {"tokenizer_config.json", "JSON"});
 }
 
+TEST_F(Malformed, TokenizerJsonFieldsOfTheWrongType) {
+  // Each once escaped as the JSON library's bare type_error ("type must be string, but is
+  // object"), naming no file; the first came from fuzz_tokenizer_json
+  // (tests/data/fuzz_regressions/fuzz_tokenizer_json/crash-model-type-object).
+  const std::string norm = R"("normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "▁"})";
+  for (const std::string& text : {
+           std::string(R"({"model": {"type": {"a": 0}, "merges": ["a b"]}, "pre_tokenizer": {"type": "ByteLevel"}})"),
+           "{" + norm + R"(, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "byte_fallback": "yes"}})",
+           "{" + norm + R"(, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},)" +
+               R"( "added_tokens": [{"id": 1, "content": "<s>", "special": "no"}]})",
+           "{" + norm + R"(, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},)" +
+               R"( "post_processor": {"type": ["TemplateProcessing"]}})"}) {
+    SCOPED_TRACE(text);
+    write_file("tokenizer.json", text);
+    expect_error([&] { load_tokenizer_hf_dir(dir_.string()); }, {"tokenizer.json"});
+  }
+}
+
 TEST_F(Malformed, MissingTokenizerFiles) {
   expect_error([&] { load_tokenizer_hf_dir(dir_.string()); }, {"tokenizer.json"});
   expect_error([&] { load_tokenizer_llama2c((dir_ / "nope.bin").string()); }, {"nope.bin"});
