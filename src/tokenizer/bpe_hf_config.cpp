@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/read_file.h"
+#include "tokenizer/vocab_limits.h"
 
 namespace triattn {
 
@@ -51,11 +52,13 @@ BpeHfExtras read_bpe_hf_extras(const std::string& dir) {
 
 void apply_added_tokens(BpeSpec& spec, const std::vector<BpeAddedToken>& added) {
   if (spec.kinds.empty()) spec.kinds.assign(spec.tokens.size(), BpeTokenKind::Normal);
+  // One bound for the whole list, so that a chain of added tokens cannot step it further.
+  const size_t id_limit = spec.tokens.size() + added.size() + size_t(kMaxVocabHoles);
   for (const auto& t : added) {
     if (t.id < 0) fail(spec.source, ": added token '", t.content, "' has a negative id");
     if (t.content.empty()) fail(spec.source, ": added token ", t.id, " has empty text");
     if (size_t(t.id) >= spec.tokens.size()) {
-      if (size_t(t.id) >= spec.tokens.size() + (size_t(1) << 24)) {
+      if (size_t(t.id) >= id_limit) {
         fail(spec.source, ": added token id ", t.id, " is far past the vocabulary (", spec.tokens.size(), " tokens)");
       }
       spec.kinds.resize(size_t(t.id) + 1, BpeTokenKind::Unused);

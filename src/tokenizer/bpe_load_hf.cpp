@@ -10,6 +10,7 @@
 #include "tokenizer/bpe_hf_config.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/pretokenize.h"
+#include "tokenizer/vocab_limits.h"
 #include "core/read_file.h"
 
 namespace triattn {
@@ -37,8 +38,9 @@ void read_vocab_object(const json& vocab, BpeSpec& spec, const std::string& wher
   for (const auto& [text, idv] : vocab.items()) {
     if (!idv.is_number_integer()) fail(where, ": id of token '", text, "' is not an integer");
     const auto id = idv.get<int64_t>();
-    if (id < 0 || id >= int64_t(vocab.size()) + (int64_t(1) << 24)) {
-      fail(where, ": token '", text, "' has id ", id, ", out of range for ", vocab.size(), " tokens");
+    if (id < 0 || id >= int64_t(vocab.size()) + kMaxVocabHoles) {
+      fail(where, ": token '", text, "' has id ", id, ", out of range for ", vocab.size(), " tokens (ids may run ",
+           kMaxVocabHoles, " past the count)");
     }
     max_id = std::max(max_id, id);
   }

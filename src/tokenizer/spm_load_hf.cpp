@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "tokenizer/hf_tokenizer_config.h"
 #include "tokenizer/spm_tokenizer.h"
+#include "tokenizer/vocab_limits.h"
 
 namespace triattn {
 
@@ -134,11 +135,18 @@ std::unique_ptr<Tokenizer> make_spm_tokenizer_hf(const std::string& tokenizer_js
     v.fuse_unk = model.value("fuse_unk", false);
     v.ignore_merges = model.value("ignore_merges", false);
 
-    // Token ids may come from the model vocab or from added_tokens; any id may be missing.
+    // Token ids may come from the model vocab or from added_tokens; any id may be missing, but
+    // no more than kMaxVocabHoles of them.
+    const auto added_it = j.find("added_tokens");
+    const int64_t n_listed =
+        static_cast<int64_t>(vit->size()) + (added_it != j.end() && added_it->is_array() ? added_it->size() : 0);
     auto place = [&](const std::string& text, const json& idj) -> int32_t {
       if (!idj.is_number_integer()) fail(path, ": token '", text, "' has a non-integer id");
       const int64_t id = idj.get<int64_t>();
-      if (id < 0 || id >= (int64_t{1} << 24)) fail(path, ": token '", text, "' has id ", id, " out of range");
+      if (id < 0 || id >= n_listed + kMaxVocabHoles) {
+        fail(path, ": token '", text, "' has id ", id, ", out of range for ", n_listed, " tokens (ids may run ",
+             kMaxVocabHoles, " past the count)");
+      }
       if (static_cast<size_t>(id) >= v.pieces.size()) {
         v.pieces.resize(id + 1);
         v.types.resize(id + 1, TokenType::Unused);

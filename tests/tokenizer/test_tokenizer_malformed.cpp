@@ -141,6 +141,29 @@ TEST_F(Malformed, TokenizerJsonFieldsOfTheWrongType) {
   }
 }
 
+TEST_F(Malformed, VocabularyIdsFarPastTheTokens) {
+  // A few bytes naming id 16,000,000 once sized 16M-entry tables (found by fuzz_vocab_merges,
+  // tests/data/fuzz_regressions/fuzz_vocab_merges/oom-sparse-vocab-ids). Holes are allowed,
+  // up to kMaxVocabHoles past the tokens listed.
+  write_file("merges.txt", "#version: 0.2\n");
+  write_file("vocab.json", R"({"a": 0, "b": 16000000})");
+  expect_error([&] { load_tokenizer_hf_dir(dir_.string()); }, {"vocab.json", "16000000", "out of range"});
+  write_file("vocab.json", R"({"a": 0, "b": 65537})");
+  EXPECT_EQ(load_tokenizer_hf_dir(dir_.string())->vocab_size(), 65538);
+  write_file("vocab.json", R"({"a": 0, "b": 65538})");
+  expect_error([&] { load_tokenizer_hf_dir(dir_.string()); }, {"vocab.json", "65538"});
+  // Added tokens: one bound for the whole list.
+  write_file("vocab.json", R"({"a": 0, "b": 1})");
+  write_file("tokenizer_config.json", R"({"added_tokens_decoder": {"9000000": {"content": "<x>", "special": true}}})");
+  expect_error([&] { load_tokenizer_hf_dir(dir_.string()); }, {"9000000"});
+  fs::remove(dir_ / "tokenizer_config.json");
+  fs::remove(dir_ / "vocab.json");
+  // The SentencePiece-style tokenizer.json.
+  const std::string norm = R"("normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "▁"})";
+  write_file("tokenizer.json", "{" + norm + R"(, "model": {"type": "BPE", "vocab": {"a": 0, "b": 16000000}, "merges": []}})");
+  expect_error([&] { load_tokenizer_hf_dir(dir_.string()); }, {"tokenizer.json", "16000000", "out of range"});
+}
+
 TEST_F(Malformed, MissingTokenizerFiles) {
   expect_error([&] { load_tokenizer_hf_dir(dir_.string()); }, {"tokenizer.json"});
   expect_error([&] { load_tokenizer_llama2c((dir_ / "nope.bin").string()); }, {"nope.bin"});
