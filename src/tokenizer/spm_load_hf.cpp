@@ -135,11 +135,12 @@ std::unique_ptr<Tokenizer> make_spm_tokenizer_hf(const std::string& tokenizer_js
     v.fuse_unk = model.value("fuse_unk", false);
     v.ignore_merges = model.value("ignore_merges", false);
 
+    const json& added = j.value("added_tokens", json::array());
+    if (!added.is_array()) fail(path, ": 'added_tokens' is not an array");
+
     // Token ids may come from the model vocab or from added_tokens; any id may be missing, but
     // no more than kMaxVocabHoles of them.
-    const auto added_it = j.find("added_tokens");
-    const int64_t n_listed =
-        static_cast<int64_t>(vit->size()) + (added_it != j.end() && added_it->is_array() ? added_it->size() : 0);
+    const int64_t n_listed = static_cast<int64_t>(vit->size() + added.size());
     auto place = [&](const std::string& text, const json& idj) -> int32_t {
       if (!idj.is_number_integer()) fail(path, ": token '", text, "' has a non-integer id");
       const int64_t id = idj.get<int64_t>();
@@ -157,8 +158,6 @@ std::unique_ptr<Tokenizer> make_spm_tokenizer_hf(const std::string& tokenizer_js
     };
     for (auto it = vit->begin(); it != vit->end(); ++it) place(it.key(), it.value());
 
-    const json& added = j.value("added_tokens", json::array());
-    if (!added.is_array()) fail(path, ": 'added_tokens' is not an array");
     for (const json& a : added) {
       if (!a.is_object() || !a.contains("content") || !a["content"].is_string() || !a.contains("id")) {
         fail(path, ": an added_tokens entry lacks 'id' or 'content'");
