@@ -618,35 +618,58 @@ inline void store_x4(__m256 acc, float* y) {
 }
 
 #if defined(__AVX512BW__)
-// The same for two adjacent groups side by side in one 512-bit register (lanes 0-7 rows
-// 4g..4g+3, lanes 8-15 the next group's; two lanes per row as above): the prefill tile of
-// GroupUnits on AVX-512 (this build always has VNNI).
-template <int T>
-[[gnu::always_inline]] inline void q8_0x4_block_pair(const BlockQ8_0x4* b0, const BlockQ8_0x4* b1,
-                                                     const ActQ8* const* a, __m512* acc) {
-  __m512i p[T];
-  TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) p[t] = _mm512_set1_epi32(-64 * a[t]->sum);
-  TRIATTN_UNROLL
-  for (int c = 0; c < 4; ++c) {
-    const __m512i u = _mm512_xor_si512(concat256(loadu256(b0->qs + 32 * c), loadu256(b1->qs + 32 * c)),
-                                       _mm512_set1_epi8(static_cast<char>(0x80)));
-    TRIATTN_UNROLL
-    for (int t = 0; t < T; ++t) {
-      int64_t chunk;
-      std::memcpy(&chunk, a[t]->qs + 8 * c, 8);
-      p[t] = _mm512_dpbusd_epi32(p[t], u, _mm512_set1_epi64(chunk));
-    }
-  }
+// The eight rows' scales of two adjacent groups as floats, each twice (a row's two lanes).
+inline __m512 x4_pair_scales(const BlockQ8_0x4* b0, const BlockQ8_0x4* b1) {
   int64_t d0, d1;  // four f16 scales of each group
   std::memcpy(&d0, b0->d, 8);
   std::memcpy(&d1, b1->d, 8);
   const __m128i d8 = _mm_set_epi64x(d1, d0);
-  // Each scale twice, for its row's two lanes.
-  const __m512 dw =
-      _mm512_maskz_cvtph_ps(0xFFFF, _mm256_set_m128i(_mm_unpackhi_epi16(d8, d8), _mm_unpacklo_epi16(d8, d8)));
+  return _mm512_maskz_cvtph_ps(0xFFFF, _mm256_set_m128i(_mm_unpackhi_epi16(d8, d8), _mm_unpacklo_epi16(d8, d8)));
+}
+
+// S adjacent-group pairs against T tokens, each pair side by side in one 512-bit register
+// (lanes 0-7 rows 4g..4g+3, lanes 8-15 the next group's; two lanes per row as above): the
+// small-batch and prefill kernel of GroupUnits on AVX-512 (this build always has VNNI).
+// Token by token: the S x 4 weight vectors stay in registers while each token's four
+// activation broadcasts and its quant-sum correction are made once for all S pairs. With a
+// token's sums live only while it is summed, S = 2 and T = 8 fit in the 32 registers
+// (8 weight vectors, 16 accumulators, 2 sums, 2 scale vectors) and one pass over the weights
+// serves 8 tokens. Against the earlier form (one pair at a time, each token broadcast anew
+// for every pair; prefill tiles of 1 pair x 4 tokens, small batches 4 pairs x 4 tokens in
+// passes of 4), one thread, 1024 columns: 512 tokens 246-254 against 166-175 GMAC/s (weights
+// in L2), 8 and 16 tokens 246-255 against 196-205 (docs/benchmarks.md, "Batched decode").
+// The helper is inlined by force: called out of line, the accumulators went through memory.
+template <int S, int T>
+[[gnu::always_inline]] inline void q8_0x4_block_pairs(const BlockQ8_0x4* const* b0, const BlockQ8_0x4* const* b1,
+                                                      const ActQ8* const* a, __m512 (*acc)[T]) {
+  __m512i u[S][4];
+  __m512 dw[S];
   TRIATTN_UNROLL
-  for (int t = 0; t < T; ++t) acc[t] = fmadd_sums512(p[t], _mm512_mul_ps(dw, _mm512_set1_ps(a[t]->d)), acc[t]);
+  for (int s = 0; s < S; ++s) {
+    TRIATTN_UNROLL
+    for (int c = 0; c < 4; ++c)
+      u[s][c] = _mm512_xor_si512(concat256(loadu256(b0[s]->qs + 32 * c), loadu256(b1[s]->qs + 32 * c)),
+                                 _mm512_set1_epi8(static_cast<char>(0x80)));
+    dw[s] = x4_pair_scales(b0[s], b1[s]);
+  }
+  TRIATTN_UNROLL
+  for (int t = 0; t < T; ++t) {
+    __m512i p[S];
+    const __m512i correction = _mm512_set1_epi32(-64 * a[t]->sum);
+    TRIATTN_UNROLL
+    for (int s = 0; s < S; ++s) p[s] = correction;
+    TRIATTN_UNROLL
+    for (int c = 0; c < 4; ++c) {
+      int64_t chunk;
+      std::memcpy(&chunk, a[t]->qs + 8 * c, 8);
+      const __m512i x = _mm512_set1_epi64(chunk);
+      TRIATTN_UNROLL
+      for (int s = 0; s < S; ++s) p[s] = _mm512_dpbusd_epi32(p[s], u[s][c], x);
+    }
+    const __m512 da = _mm512_set1_ps(a[t]->d);
+    TRIATTN_UNROLL
+    for (int s = 0; s < S; ++s) acc[s][t] = fmadd_sums512(p[s], _mm512_mul_ps(dw[s], da), acc[s][t]);
+  }
 }
 
 // The eight rows' results (lane pairs summed) to y[0..7].
@@ -676,9 +699,12 @@ struct Q8_0x4Group {
   static void block(const Block* b, const Act* const* a, __m256* acc) { q8_0x4_block<T>(b, a, acc); }
   static void store(__m256 acc, float* y) { store_x4(acc, y); }
 #if defined(__AVX512BW__)
-  template <int T>
-  static void block_pair(const Block* b0, const Block* b1, const Act* const* a, __m512* acc) {
-    q8_0x4_block_pair<T>(b0, b1, a, acc);
+  // block_pairs takes up to kPairStreams pairs of up to kPairTokens tokens at once.
+  static constexpr int kPairStreams = 2, kPairTokens = 8;
+  template <int S, int T>
+  [[gnu::always_inline]] static void block_pairs(const Block* const* b0, const Block* const* b1, const Act* const* a,
+                                                 __m512 (*acc)[T]) {
+    q8_0x4_block_pairs<S, T>(b0, b1, a, acc);
   }
   static void store_pair(__m512 acc, float* y) { store_x4_pair(acc, y); }
 #endif
@@ -749,7 +775,7 @@ void tile_float512(const MatmulJob& j, int64_t r0, int64_t t0) {
 // 127 against 125 / 107 / 134 on Qwen3-0.6B, 53 / 67 / 57 against 76 / 79 / 75 on Llama-3.2-1B.
 template <class W>
 struct Float512Units {
-  static constexpr int kRows = 1, kTile = 6;
+  static constexpr int kRows = 1, kTile = 6, kTokens = kTileTokens;
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { gemv_streams<FloatKernel<W>, S>(j, u); }
   template <int R, int T>
@@ -817,9 +843,19 @@ inline void group_streams(const MatmulJob& j, const int64_t* groups, int64_t t0)
     for (int t = 0; t < T; ++t) G::store(acc[s][t], j.y + (t0 + t) * j.y_stride + G::kRows * groups[s]);
 }
 
+// Layouts whose 512-bit kernel takes several pairs and tokens at once (G::block_pairs, up to
+// G::kPairStreams pairs and G::kPairTokens tokens) rather than one pair (G::block_pair).
+template <class G>
+constexpr bool kHasBlockPairs =
+#if defined(__AVX512BW__)
+    requires { G::kPairStreams; };
+#else
+    false;
+#endif
+
 #if defined(__AVX512BW__)
 // group_streams on 512-bit vectors: each stream two adjacent groups (first[s], first[s] + 1)
-// side by side (G::block_pair).
+// side by side (G::block_pairs or G::block_pair).
 template <class G, int S, int T, bool kPrefetch>
 inline void group_pair_streams(const MatmulJob& j, const int64_t* first, int64_t t0) {
   const int64_t nb = j.cols / G::kElems;
@@ -840,13 +876,23 @@ inline void group_pair_streams(const MatmulJob& j, const int64_t* first, int64_t
     const typename G::Act* a[T];
     TRIATTN_UNROLL
     for (int t = 0; t < T; ++t) a[t] = x[t] + b;
-    TRIATTN_UNROLL
-    for (int s = 0; s < S; ++s) {
-      if constexpr (kPrefetch) {
+    if constexpr (kPrefetch) {
+      TRIATTN_UNROLL
+      for (int s = 0; s < S; ++s) {
         prefetch_block<G>(w0[s] + b);
         prefetch_block<G>(w1[s] + b);
       }
-      G::template block_pair<T>(w0[s] + b, w1[s] + b, a, acc[s]);
+    }
+    if constexpr (kHasBlockPairs<G>) {
+      static_assert(S <= G::kPairStreams && T <= G::kPairTokens);
+      const typename G::Block* c0[S];
+      const typename G::Block* c1[S];
+      TRIATTN_UNROLL
+      for (int s = 0; s < S; ++s) c0[s] = w0[s] + b, c1[s] = w1[s] + b;
+      G::template block_pairs<S, T>(c0, c1, a, acc);
+    } else {
+      TRIATTN_UNROLL
+      for (int s = 0; s < S; ++s) G::template block_pair<T>(w0[s] + b, w1[s] + b, a, acc[s]);
     }
   }
   TRIATTN_UNROLL
@@ -859,10 +905,11 @@ inline void group_pair_streams(const MatmulJob& j, const int64_t* first, int64_t
 // ---- one driver for every layout --------------------------------------------------------
 // A "unit" is what the kernels compute at once per weight stream: one row (RowUnits) or one
 // group of interleaved rows (GroupUnits). Each provides kRows (rows per unit), kTile
-// (units per matrix-matrix tile), gemv<S>(job, units) and tile<R, T>(job, u0, t0).
+// (units per matrix-matrix tile), kTokens (tokens per tile), gemv<S>(job, units) and
+// tile<R, T>(job, u0, t0).
 template <class K>
 struct RowUnits {
-  static constexpr int kRows = 1, kTile = kTileRows;
+  static constexpr int kRows = 1, kTile = kTileRows, kTokens = kTileTokens;
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { gemv_streams<K, S>(j, u); }
   template <int R, int T>
@@ -882,9 +929,17 @@ constexpr bool kHasPair =
     false;
 #endif
 
+// Layouts with block_pairs (Q8_0x4) take prefill tiles of two pairs by 8 tokens (pp512 +28%
+// on Qwen3-0.6B Q8_0), and their small batches in one pass of up to 8 tokens over 2 pair
+// streams (4 groups, as many streams as the 256-bit path) where 4 pair streams took passes of
+// 4; batch 8 decode measured the same either way (docs/benchmarks.md, "Batched decode").
 template <class G>
 struct GroupUnits {
-  static constexpr int kRows = G::kRows, kTile = kHasPair<G> ? 2 : G::kTile;
+  static constexpr int kRows = G::kRows;
+  static constexpr int kTile = kHasBlockPairs<G> ? 4 : kHasPair<G> ? 2 : G::kTile;
+  static constexpr int kTokens = kHasBlockPairs<G> ? 8 : kTileTokens;
+  // small_batch's pair streams.
+  static constexpr int kPairStreams = kHasBlockPairs<G> ? 2 : kGemvStreams;
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { group_streams<G, S, 1, true>(j, u, 0); }
   // small_batch's streams of T tokens: one unit each, or (kPairs, where the layout has 512-bit
@@ -900,7 +955,18 @@ struct GroupUnits {
   template <int R, int T>
   static void tile(const MatmulJob& j, int64_t u0, int64_t t0) {
 #if defined(__AVX512BW__)
-    if constexpr (kHasPair<G> && R == 2) return group_pair_streams<G, 1, T, false>(j, &u0, t0);
+    if constexpr (kHasPair<G> && R >= 2) {
+      constexpr int P = R / 2;  // pairs; an odd last group by the 256-bit kernel
+      int64_t first[P];
+      TRIATTN_UNROLL
+      for (int p = 0; p < P; ++p) first[p] = u0 + 2 * p;
+      group_pair_streams<G, P, T, false>(j, first, t0);
+      if constexpr (R % 2 == 1) {
+        const int64_t last = u0 + R - 1;
+        group_streams<G, 1, T, false>(j, &last, t0);
+      }
+      return;
+    }
 #endif
     int64_t groups[R];
     TRIATTN_UNROLL
@@ -932,13 +998,14 @@ constexpr int64_t kSmallBatchSliceBytes = int64_t{512} << 10;
 // stream carries two adjacent units side by side on 512-bit vectors.
 template <class U, bool kPairs>
 void small_batch_slices(const MatmulJob& j, int64_t u0, int64_t u1) {
-  constexpr int S = kGemvStreams, P = kPairs ? 2 : 1;
+  constexpr int S = kPairs ? U::kPairStreams : kGemvStreams, P = kPairs ? 2 : 1;
+  constexpr int TT = kPairs ? U::kTokens : kTileTokens;
   const int64_t unit_bytes = U::kRows * static_cast<int64_t>(j.w_stride);
   const int64_t slice = std::max<int64_t>(S * P, kSmallBatchSliceBytes / std::max<int64_t>(1, unit_bytes));
   for (int64_t c0 = u0; c0 < u1; c0 += slice) {
     const int64_t c1 = std::min(u1, c0 + slice), part = (c1 - c0) / (S * P);
-    for (int64_t t0 = 0; t0 < j.n_tokens; t0 += kTileTokens)
-      with_count<kTileTokens>(static_cast<int>(std::min<int64_t>(kTileTokens, j.n_tokens - t0)), [&]<int T>() {
+    for (int64_t t0 = 0; t0 < j.n_tokens; t0 += TT)
+      with_count<TT>(static_cast<int>(std::min<int64_t>(TT, j.n_tokens - t0)), [&]<int T>() {
         for (int64_t i = 0; i < part; ++i) {
           int64_t units[S];
           TRIATTN_UNROLL
@@ -955,8 +1022,8 @@ void small_batch_slices(const MatmulJob& j, int64_t u0, int64_t u1) {
 // every token of a tile dotted with a block while it is in registers. The prefill tiles of
 // matmul_units read each unit tile's weights as one or two plain streams, which made a batch
 // of 2 slower than one sequence. Up to one token tile the streams are bound by memory and the
-// 256-bit ones read it best; past it (several passes over each slice) compute binds, and the
-// 512-bit pairs do more per instruction (figures in docs/benchmarks.md, "Batched decode").
+// 256-bit ones read it best; past it compute binds, and the 512-bit pairs do more per
+// instruction (figures in docs/benchmarks.md, "Batched decode").
 template <class U>
 void small_batch(const MatmulJob& j, int64_t u0, int64_t u1) {
   if constexpr (U::kHasPairs)
@@ -964,11 +1031,11 @@ void small_batch(const MatmulJob& j, int64_t u0, int64_t u1) {
   small_batch_slices<U, false>(j, u0, u1);
 }
 
-// Unit tile [u, u + R) for tokens [b0, b1), in tiles of kTileTokens.
+// Unit tile [u, u + R) for tokens [b0, b1), in tiles of U::kTokens.
 template <class U, int R>
 void token_block(const MatmulJob& j, int64_t u, int64_t b0, int64_t b1) {
-  for (int64_t t = b0; t < b1; t += kTileTokens)
-    with_count<kTileTokens>(static_cast<int>(std::min<int64_t>(kTileTokens, b1 - t)),
+  for (int64_t t = b0; t < b1; t += U::kTokens)
+    with_count<U::kTokens>(static_cast<int>(std::min<int64_t>(U::kTokens, b1 - t)),
                             [&]<int T>() { U::template tile<R, T>(j, u, t); });
 }
 
@@ -996,7 +1063,7 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
   // them. Without the token blocks, F32 activations (F16 and BF16 weights) of a 512-token
   // prefill (2-6 MB) streamed from L3 once per tile of four rows.
   const int64_t block = std::max<int64_t>(
-      kTileTokens, static_cast<int64_t>(kActivationBlockBytes / j.x_stride) / kTileTokens * kTileTokens);
+      U::kTokens, static_cast<int64_t>(kActivationBlockBytes / j.x_stride) / U::kTokens * U::kTokens);
   for (int64_t b0 = 0; b0 < j.n_tokens; b0 += block) {
     const int64_t b1 = std::min(j.n_tokens, b0 + block);
     int64_t u = u0;

@@ -122,7 +122,7 @@ TEST(Matmul, InterleavedLayoutsMatchReferenceOnEveryIsaShapeAndThreadCount) {
           const TensorView w{to, {rows, cols}, xbytes.data()};
           std::vector<float> wd(static_cast<size_t>(rows * cols));
           for (int64_t r = 0; r < rows; ++r) ref::dequantize_row(c.file, q.row(r), wd.data() + r * cols, cols);
-          for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 16, 33}) {  // 2-16: small_batch; 33: tiles
+          for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 33}) {  // 2-16: small_batch; 33: tiles
             SCOPED_TRACE(::testing::Message() << dtype_name(to) << " rows " << rows << " cols " << cols << " tokens "
                                               << n_tokens << (arbitrary ? " arbitrary" : " quantized"));
             const std::vector<float> x = testing::random_floats(static_cast<size_t>(n_tokens * cols), ++seed);
