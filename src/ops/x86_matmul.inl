@@ -699,8 +699,9 @@ struct Q8_0x4Group {
   static void block(const Block* b, const Act* const* a, __m256* acc) { q8_0x4_block<T>(b, a, acc); }
   static void store(__m256 acc, float* y) { store_x4(acc, y); }
 #if defined(__AVX512BW__)
-  // block_pairs takes up to kPairStreams pairs of up to kPairTokens tokens at once.
-  static constexpr int kPairStreams = 2, kPairTokens = 8;
+  // block_pairs takes up to kPairStreams pairs of up to kPairTokens tokens at once; small
+  // batches also prefetch kFarPrefetch bytes ahead into L2 (see kFarPrefetch below).
+  static constexpr int kPairStreams = 2, kPairTokens = 8, kFarPrefetch = 16384;
   template <int S, int T>
   [[gnu::always_inline]] static void block_pairs(const Block* const* b0, const Block* const* b1, const Act* const* a,
                                                  __m512 (*acc)[T]) {
@@ -800,13 +801,26 @@ inline const typename G::Block* group_blocks(const MatmulJob& j, int64_t g) {
   return reinterpret_cast<const typename G::Block*>(j.w + G::kRows * g * j.w_stride);
 }
 
-// Every cache line of the block G::kPrefetch bytes ahead of `block`, wherever it starts.
-template <class G>
+// Every cache line of the block kDistance bytes ahead of `block`, wherever it starts, into
+// every cache level (kLocality 3: prefetcht0) or from L2 on (2: prefetcht1).
+template <class G, int kDistance = G::kPrefetch, int kLocality = 3>
 inline void prefetch_block(const typename G::Block* block) {
-  const char* p = reinterpret_cast<const char*>(block) + G::kPrefetch;
+  const char* p = reinterpret_cast<const char*>(block) + kDistance;
   TRIATTN_UNROLL
-  for (int off = 0; off < static_cast<int>(sizeof(typename G::Block)); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+  for (int off = 0; off < static_cast<int>(sizeof(typename G::Block)); off += 64) __builtin_prefetch(p + off, 0, kLocality);
 }
+
+// Small batches of a layout with G::kFarPrefetch > 0 also prefetch that far ahead into L2:
+// past one token tile a stream is paced by compute, and one thread's T0 prefetches
+// 1.5 KB ahead (the misses L1 can keep in flight) brought in ~16 GB/s, where batch 1
+// streams ~27; the computing and the waiting then add up instead of overlapping. Measured
+// for Q8_0x4 (docs/benchmarks.md, "Batched decode"); the 4-bit layouts, bound by their
+// unpacking at 8 tokens, did not gain and keep one distance.
+template <class G>
+constexpr int kFarPrefetch = [] {
+  if constexpr (requires { G::kFarPrefetch; }) return G::kFarPrefetch;
+  return 0;
+}();
 
 // S groups (groups[s]) against tokens [t0, t0+T), each group's blocks in order. Decode and
 // small batches (kPrefetch: S streams from evenly spaced parts of the range, each block
@@ -881,6 +895,10 @@ inline void group_pair_streams(const MatmulJob& j, const int64_t* first, int64_t
       for (int s = 0; s < S; ++s) {
         prefetch_block<G>(w0[s] + b);
         prefetch_block<G>(w1[s] + b);
+        if constexpr (kFarPrefetch<G> > 0) {
+          prefetch_block<G, kFarPrefetch<G>, 2>(w0[s] + b);
+          prefetch_block<G, kFarPrefetch<G>, 2>(w1[s] + b);
+        }
       }
     }
     if constexpr (kHasBlockPairs<G>) {
