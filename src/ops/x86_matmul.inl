@@ -947,17 +947,29 @@ constexpr bool kHasPair =
     false;
 #endif
 
-// Layouts with block_pairs (Q8_0x4) take prefill tiles of two pairs by 8 tokens (pp512 +28%
-// on Qwen3-0.6B Q8_0), and their small batches in one pass of up to 8 tokens over 2 pair
-// streams (4 groups, as many streams as the 256-bit path) where 4 pair streams took passes of
-// 4; batch 8 decode measured the same either way (docs/benchmarks.md, "Batched decode").
+// Layouts with block_pairs (Q8_0x4) take prefill tiles of G::kPairStreams pairs by
+// G::kPairTokens tokens (2 x 8: pp512 +28% on Qwen3-0.6B Q8_0), and their small batches in one
+// pass of that many tokens over that many pair streams (4 groups, as many streams as the
+// 256-bit path) where 4 pair streams took passes of 4 (docs/benchmarks.md, "Batched decode").
+// What a layout without block_pairs takes: kGemvStreams pair streams, kTileTokens tokens.
+template <class G>
+constexpr int kPairStreamsOf = [] {
+  if constexpr (kHasBlockPairs<G>) return G::kPairStreams;
+  return kGemvStreams;
+}();
+template <class G>
+constexpr int kPairTokensOf = [] {
+  if constexpr (kHasBlockPairs<G>) return G::kPairTokens;
+  return kTileTokens;
+}();
+
 template <class G>
 struct GroupUnits {
   static constexpr int kRows = G::kRows;
-  static constexpr int kTile = kHasBlockPairs<G> ? 4 : kHasPair<G> ? 2 : G::kTile;
-  static constexpr int kTokens = kHasBlockPairs<G> ? 8 : kTileTokens;
+  static constexpr int kTile = kHasBlockPairs<G> ? 2 * kPairStreamsOf<G> : kHasPair<G> ? 2 : G::kTile;
+  static constexpr int kTokens = kPairTokensOf<G>;
   // small_batch's pair streams.
-  static constexpr int kPairStreams = kHasBlockPairs<G> ? 2 : kGemvStreams;
+  static constexpr int kPairStreams = kPairStreamsOf<G>;
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { group_streams<G, S, 1, true>(j, u, 0); }
   // small_batch's streams of T tokens: one unit each, or (kPairs, where the layout has 512-bit
