@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "core/argmax.h"
 #include "core/error.h"
 #include "engine/sequence.h"
 
@@ -69,7 +70,7 @@ DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFact
     for (int b = 0; b < batch; ++b) {
       const std::vector<float>& l = logits[static_cast<size_t>(b)];
       if (l.empty()) fail("bench: decode step returned no logits");
-      tokens[static_cast<size_t>(b)] = static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());
+      tokens[static_cast<size_t>(b)] = static_cast<int32_t>(std::max<int64_t>(0, argmax(l)));
       // After the append, the cache holds exactly the rows this step's attention read.
       kv_bytes_sum += static_cast<double>(seqs[static_cast<size_t>(b)]->cache().bytes_in_use());
     }

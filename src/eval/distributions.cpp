@@ -36,11 +36,4 @@ double kl_divergence(std::span<const float> p_logits, std::span<const float> q_l
   return std::max(0.0, kl);
 }
 
-int32_t argmax(std::span<const float> logits) {
-  size_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i)
-    if (logits[i] > logits[best]) best = i;
-  return static_cast<int32_t>(best);
-}
-
 }  // namespace triattn::eval

@@ -11,7 +11,5 @@ double nll_of(std::span<const float> logits, int32_t id);
 // KL(P || Q) in nats with P = softmax(p_logits), Q = softmax(q_logits): what is lost by
 // using Q (the policy) where P (full attention) holds.
 double kl_divergence(std::span<const float> p_logits, std::span<const float> q_logits);
-// Index of the largest logit; ties to the lowest id (as the greedy sampler).
-int32_t argmax(std::span<const float> logits);
 
 }  // namespace triattn::eval
