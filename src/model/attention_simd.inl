@@ -6,10 +6,14 @@
 // (VF: the score and value loops; SV: the softmax over a block). Per block of kBlock keys:
 //   1. scores of every query against the block: kQueryTile queries (4 at 512 bits, 2 at
 //      256) x four keys per register tile, so each key row is converted once per tile of
-//      queries and reduced 4 keys at a time;
+//      queries and reduced 4 keys at a time (two queries' sums in one tree at 512 bits);
 //   2. online softmax per query: new running max, rescale factor, p = exp(score - max);
-//   3. values: kQueryTile queries x 4 vectors of dims per register tile, the rescale folded
-//      into the load of the running output.
+//   3. values: kQueryTile queries x 4 vectors of dims per register tile (one or two queries
+//      x 8 vectors at 512 bits), the rescale folded into the load of the running output.
+// 512 bits, 2 queries, head_dim 128 (a Qwen3 GQA group in decode), F16 rows, Zen 5 VM:
+// 48.5 -> 52.5 GB/s of K+V on one thread in L2, 55-57 -> 59-61 on two threads out of
+// cache (the three changes above together: the paired sums, the 8-vector values pass and
+// max_of below), against 78 for a plain read of the same bytes (docs/benchmarks.md).
 // The block's K and V rows come from memory once and from L1 for every further query.
 // Rows are F32, F16 or Q8_0 (Rows below): each vector of kW elements is converted to floats
 // as it is loaded (a Q8_0 vector: int8 -> int32 -> float, times its block's scale), so the
@@ -57,6 +61,10 @@ inline float vhsum(VF v) { return vaddvq_f32(v); }
 // dst[0..4) = scale * (the horizontal sums of a, b, c, d).
 inline void store_hsum4(float* dst, VF a, VF b, VF c, VF d, float scale) {
   vst1q_f32(dst, vmulq_n_f32(vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)), scale));
+}
+inline void store_hsum4x2(float* d0, float* d1, const VF* a, const VF* b, float scale) {
+  store_hsum4(d0, a[0], a[1], a[2], a[3], scale);
+  store_hsum4(d1, b[0], b[1], b[2], b[3], scale);
 }
 inline VF vf16(const void* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(static_cast<const uint16_t*>(p)))); }
 inline VF vf32(const void* p) { return vld1q_f32(static_cast<const float*>(p)); }
@@ -120,8 +128,35 @@ inline __m256 fold(VF v) {
   return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
 }
 inline float vhsum(VF v) { return ops::hsum_ps(fold(v)); }
-inline void store_hsum4(float* dst, VF a, VF b, VF c, VF d, float scale) {
-  _mm_storeu_ps(dst, _mm_mul_ps(hsum4(fold(a), fold(b), fold(c), fold(d)), _mm_set1_ps(scale)));
+// Two queries' four keys at once: d0[0..4) = scale * (the sums of a[0..4)), d1 from b. One
+// tree over the eight vectors (halves, then quarters, then lanes) takes about 25 shuffles
+// and adds where store_hsum4 twice takes about 40 (its hadds are three operations each);
+// at the narrower widths it is store_hsum4 twice.
+// Lanes of a and b summed half against half: [a's 8 partial sums | b's 8].
+inline VF fold_pair(VF a, VF b) {
+  return _mm512_add_ps(_mm512_maskz_shuffle_f32x4(0xFFFF, a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                       _mm512_maskz_shuffle_f32x4(0xFFFF, a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+// fold_pair of (a0, a1) and of (a2, a3) to one vector whose 128-bit part i holds four
+// partial sums of a_i.
+inline VF fold_quad(VF a01, VF a23) {
+  return _mm512_add_ps(_mm512_maskz_shuffle_f32x4(0xFFFF, a01, a23, _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_maskz_shuffle_f32x4(0xFFFF, a01, a23, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+inline void store_hsum4x2(float* d0, float* d1, const VF* a, const VF* b, float scale) {
+  const VF qa = fold_quad(fold_pair(a[0], a[1]), fold_pair(a[2], a[3]));
+  const VF qb = fold_quad(fold_pair(b[0], b[1]), fold_pair(b[2], b[3]));
+  // Per 128-bit part i: [a_i 0+2, b_i 0+2, a_i 1+3, b_i 1+3], then the two halves summed.
+  const VF x = _mm512_add_ps(_mm512_maskz_unpacklo_ps(0xFFFF, qa, qb), _mm512_maskz_unpackhi_ps(0xFFFF, qa, qb));
+  const VF y = _mm512_add_ps(x, _mm512_maskz_permute_ps(0xFFFF, x, _MM_SHUFFLE(1, 0, 3, 2)));
+  // Lane 4i holds a_i's sum, lane 4i+1 b_i's: gather them to [a0..a3 | b0..b3].
+  // (The masked forms throughout: GCC 12's unmasked ones start from _mm512_undefined_ps(),
+  // which -Wuninitialized reports.)
+  const VF r = _mm512_mul_ps(
+      _mm512_maskz_permutexvar_ps(0xFFFF, _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0), y),
+      _mm512_set1_ps(scale));
+  _mm_storeu_ps(d0, _mm512_maskz_extractf32x4_ps(0xF, r, 0));
+  _mm_storeu_ps(d1, _mm512_maskz_extractf32x4_ps(0xF, r, 1));
 }
 inline VF vf16(const void* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
 inline VF vf32(const void* p) { return _mm512_loadu_ps(static_cast<const float*>(p)); }
@@ -145,6 +180,10 @@ inline VF vbroadcast(const float* p) { return _mm256_broadcast_ss(p); }
 inline float vhsum(VF v) { return ops::hsum_ps(v); }
 inline void store_hsum4(float* dst, VF a, VF b, VF c, VF d, float scale) {
   _mm_storeu_ps(dst, _mm_mul_ps(hsum4(a, b, c, d), _mm_set1_ps(scale)));
+}
+inline void store_hsum4x2(float* d0, float* d1, const VF* a, const VF* b, float scale) {
+  store_hsum4(d0, a[0], a[1], a[2], a[3], scale);
+  store_hsum4(d1, b[0], b[1], b[2], b[3], scale);
 }
 inline VF vf16(const void* p) { return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
 inline VF vf32(const void* p) { return _mm256_loadu_ps(static_cast<const float*>(p)); }
@@ -196,6 +235,22 @@ inline VF vload_row(const uint8_t* row, int e, VF scale) {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// The largest of p[0..n), n >= 1, in four running maxima: std::max_element's single
+// compare-and-select chain took ~2 cycles a key, as much as a tenth of the kernel's time.
+// (Four named variables: as an array GCC kept them in memory.)
+inline int32_t max_of(const int32_t* p, int n) {
+  int32_t m0 = p[0], m1 = p[0], m2 = p[0], m3 = p[0];
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    m0 = std::max(m0, p[k]);
+    m1 = std::max(m1, p[k + 1]);
+    m2 = std::max(m2, p[k + 2]);
+    m3 = std::max(m3, p[k + 3]);
+  }
+  for (; k < n; ++k) m0 = std::max(m0, p[k]);
+  return std::max(std::max(m0, m1), std::max(m2, m3));
+}
+
 // Prefetching. Per block the kernel reads the block's K rows (scores), then its V rows
 // (values): one stream at a time, so a prefetch ahead within the stream being read has
 // little lead over its use. Instead each phase prefetches the rows the other phase reads
@@ -221,6 +276,7 @@ template <Rows R, int J>
 void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row, int64_t i0,
                   int nb, float scale, float* const* sc, const uint8_t* pf) {
   int k = 0;
+  // (Tiles of 8 keys for one or two queries, 16 accumulators, measured no faster.)
   for (; k + 4 <= nb; k += 4) {
     VF acc[J][4];
     ATTN_UNROLL
@@ -247,7 +303,11 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
       }
     }
     ATTN_UNROLL
-    for (int jj = 0; jj < J; ++jj) store_hsum4(sc[jj] + k, acc[jj][0], acc[jj][1], acc[jj][2], acc[jj][3], scale);
+    for (int jj = 0; jj + 2 <= J; jj += 2) store_hsum4x2(sc[jj] + k, sc[jj + 1] + k, acc[jj], acc[jj + 1], scale);
+    if constexpr (J % 2) {  // the same sums in the same order as in a pair (a query's
+      float unused[4];      // scores must not depend on which queries share its call)
+      store_hsum4x2(sc[J - 1] + k, unused, acc[J - 1], acc[J - 1], scale);
+    }
   }
   for (; k < nb; ++k) {
     VF acc[J];
@@ -308,6 +368,11 @@ void block_values_all(const uint8_t* values, size_t row, int64_t i0, int nb, int
                       const float* const* p, const float* corr, float* const* out,
                       const uint8_t* pf) {
   int e0 = 0;
+  // One or two queries on 512-bit vectors: 8 vectors of dims per pass (16 accumulators and
+  // 8 value vectors of the 32 registers), so a head of 128 is one pass over the rows.
+  if constexpr (kW == 16 && J <= 2)
+    for (; e0 + 8 * kW <= d; e0 += 8 * kW, pf = nullptr)
+      block_values<R, J, 8>(values, row, i0, nb, e0, p, corr, out, pf);
   for (; e0 + 4 * kW <= d; e0 += 4 * kW, pf = nullptr)
     block_values<R, J, 4>(values, row, i0, nb, e0, p, corr, out, pf);
   for (; e0 < d; e0 += kW, pf = nullptr) block_values<R, J, 1>(values, row, i0, nb, e0, p, corr, out, pf);
@@ -357,7 +422,7 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
 
     // Keys after a query's position are masked; a block entirely before every query
     // (the usual case) needs no check per query.
-    const int32_t block_max_pos = *std::max_element(s.pos + i0, s.pos + i0 + nb);
+    const int32_t block_max_pos = max_of(s.pos + i0, nb);
     // A sliding window also masks keys too old for the newest query of the call.
     const bool window_check =
         s.window > 0 && max_q_pos - *std::min_element(s.pos + i0, s.pos + i0 + nb) >= s.window;
