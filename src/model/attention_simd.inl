@@ -66,6 +66,8 @@ inline void store_hsum4x2(float* d0, float* d1, const VF* a, const VF* b, float 
   store_hsum4(d0, a[0], a[1], a[2], a[3], scale);
   store_hsum4(d1, b[0], b[1], b[2], b[3], scale);
 }
+// One query's four keys, summed as in a pair.
+inline void store_hsum4x1(float* d, const VF* a, float scale) { store_hsum4(d, a[0], a[1], a[2], a[3], scale); }
 inline VF vf16(const void* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(static_cast<const uint16_t*>(p)))); }
 inline VF vf32(const void* p) { return vld1q_f32(static_cast<const float*>(p)); }
 inline VF vf16_broadcast(uint16_t h) { return vdupq_n_f32(f16_to_f32(h)); }
@@ -158,6 +160,12 @@ inline void store_hsum4x2(float* d0, float* d1, const VF* a, const VF* b, float 
   _mm_storeu_ps(d0, _mm512_maskz_extractf32x4_ps(0xF, r, 0));
   _mm_storeu_ps(d1, _mm512_maskz_extractf32x4_ps(0xF, r, 1));
 }
+// One query's four keys, summed as in a pair (the tree with the query in both halves): a
+// query's scores must not depend on which queries share its call.
+inline void store_hsum4x1(float* d, const VF* a, float scale) {
+  float unused[4];
+  store_hsum4x2(d, unused, a, a, scale);
+}
 inline VF vf16(const void* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p))); }
 inline VF vf32(const void* p) { return _mm512_loadu_ps(static_cast<const float*>(p)); }
 // One f16 in every lane: a word broadcast and one conversion (the scalar route, F16C's
@@ -185,6 +193,8 @@ inline void store_hsum4x2(float* d0, float* d1, const VF* a, const VF* b, float 
   store_hsum4(d0, a[0], a[1], a[2], a[3], scale);
   store_hsum4(d1, b[0], b[1], b[2], b[3], scale);
 }
+// One query's four keys, summed as in a pair.
+inline void store_hsum4x1(float* d, const VF* a, float scale) { store_hsum4(d, a[0], a[1], a[2], a[3], scale); }
 inline VF vf16(const void* p) { return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
 inline VF vf32(const void* p) { return _mm256_loadu_ps(static_cast<const float*>(p)); }
 inline VF vf16_broadcast(uint16_t h) { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(h))); }
@@ -304,10 +314,7 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
     }
     ATTN_UNROLL
     for (int jj = 0; jj + 2 <= J; jj += 2) store_hsum4x2(sc[jj] + k, sc[jj + 1] + k, acc[jj], acc[jj + 1], scale);
-    if constexpr (J % 2) {  // the same sums in the same order as in a pair (a query's
-      float unused[4];      // scores must not depend on which queries share its call)
-      store_hsum4x2(sc[J - 1] + k, unused, acc[J - 1], acc[J - 1], scale);
-    }
+    if constexpr (J % 2) store_hsum4x1(sc[J - 1] + k, acc[J - 1], scale);
   }
   for (; k < nb; ++k) {
     VF acc[J];
