@@ -62,12 +62,6 @@ inline float vhsum(VF v) { return vaddvq_f32(v); }
 inline void store_hsum4(float* dst, VF a, VF b, VF c, VF d, float scale) {
   vst1q_f32(dst, vmulq_n_f32(vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)), scale));
 }
-inline void store_hsum4x2(float* d0, float* d1, const VF* a, const VF* b, float scale) {
-  store_hsum4(d0, a[0], a[1], a[2], a[3], scale);
-  store_hsum4(d1, b[0], b[1], b[2], b[3], scale);
-}
-// One query's four keys, summed as in a pair.
-inline void store_hsum4x1(float* d, const VF* a, float scale) { store_hsum4(d, a[0], a[1], a[2], a[3], scale); }
 inline VF vf16(const void* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(static_cast<const uint16_t*>(p)))); }
 inline VF vf32(const void* p) { return vld1q_f32(static_cast<const float*>(p)); }
 inline VF vf16_broadcast(uint16_t h) { return vdupq_n_f32(f16_to_f32(h)); }
@@ -133,7 +127,7 @@ inline float vhsum(VF v) { return ops::hsum_ps(fold(v)); }
 // Two queries' four keys at once: d0[0..4) = scale * (the sums of a[0..4)), d1 from b. One
 // tree over the eight vectors (halves, then quarters, then lanes) takes about 25 shuffles
 // and adds where store_hsum4 twice takes about 40 (its hadds are three operations each);
-// at the narrower widths it is store_hsum4 twice.
+// at the narrower widths it is store_hsum4 twice (defined after the width sections).
 // Lanes of a and b summed half against half: [a's 8 partial sums | b's 8].
 inline VF fold_pair(VF a, VF b) {
   return _mm512_add_ps(_mm512_maskz_shuffle_f32x4(0xFFFF, a, b, _MM_SHUFFLE(1, 0, 1, 0)),
@@ -189,12 +183,6 @@ inline float vhsum(VF v) { return ops::hsum_ps(v); }
 inline void store_hsum4(float* dst, VF a, VF b, VF c, VF d, float scale) {
   _mm_storeu_ps(dst, _mm_mul_ps(hsum4(a, b, c, d), _mm_set1_ps(scale)));
 }
-inline void store_hsum4x2(float* d0, float* d1, const VF* a, const VF* b, float scale) {
-  store_hsum4(d0, a[0], a[1], a[2], a[3], scale);
-  store_hsum4(d1, b[0], b[1], b[2], b[3], scale);
-}
-// One query's four keys, summed as in a pair.
-inline void store_hsum4x1(float* d, const VF* a, float scale) { store_hsum4(d, a[0], a[1], a[2], a[3], scale); }
 inline VF vf16(const void* p) { return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p))); }
 inline VF vf32(const void* p) { return _mm256_loadu_ps(static_cast<const float*>(p)); }
 inline VF vf16_broadcast(uint16_t h) { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(h))); }
@@ -203,6 +191,16 @@ inline VF vi8(const void* p) {
 }
 #elif TRIATTN_ATTN_WIDTH != 128
 #error "TRIATTN_ATTN_WIDTH must be 128, 256 or 512"
+#endif
+
+#if TRIATTN_ATTN_WIDTH != 512
+// Two queries' four keys (store_hsum4x2) and one query's (store_hsum4x1), as the 512-bit
+// section defines them with its paired tree: here each query's sums are store_hsum4's.
+inline void store_hsum4x2(float* d0, float* d1, const VF* a, const VF* b, float scale) {
+  store_hsum4(d0, a[0], a[1], a[2], a[3], scale);
+  store_hsum4(d1, b[0], b[1], b[2], b[3], scale);
+}
+inline void store_hsum4x1(float* d, const VF* a, float scale) { store_hsum4(d, a[0], a[1], a[2], a[3], scale); }
 #endif
 
 // ---- row types --------------------------------------------------------------------------
