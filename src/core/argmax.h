@@ -1,6 +1,6 @@
 #pragma once
-// The index of a vector's largest value: greedy decoding, greedy agreement in eval, the
-// bench's next token. One loop for all of them.
+// The index of a vector's largest value: greedy decoding (engine/sampler.cpp) and the
+// bench's next token (cli/bench_measure.cpp). One loop for both.
 #include <cstdint>
 #include <span>
 
