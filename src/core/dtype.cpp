@@ -24,6 +24,7 @@ constexpr uint32_t kNoGgml = 0xFFFFFFFFu;
 // Q8_0x4: per row the same bytes as Q8_0 (a 4-row group of blocks is 4 x 34 bytes).
 // Q4_Kx8: an 8-row group of blocks is 8 x 148 bytes (Q4_K's 144 plus 4 for unpacked scales).
 // Q4_0x8: per row the same bytes as Q4_0 (an 8-row group of blocks is 8 x 18 bytes).
+// Q8_0x16: per row the same bytes as Q8_0 (a 16-row group of blocks is 16 x 34 bytes).
 constexpr Info kInfo[] = {
     {DType::F32, "f32", 1, 4, 0, DType::F32, 1},
     {DType::F16, "f16", 1, 2, 1, DType::F16, 1},
@@ -39,6 +40,7 @@ constexpr Info kInfo[] = {
     {DType::Q8_0x4, "q8_0x4", 32, 34, kNoGgml, DType::Q8_0, 4},
     {DType::Q4_Kx8, "q4_kx8", 256, 148, kNoGgml, DType::Q4_K, 8},
     {DType::Q4_0x8, "q4_0x8", 32, 18, kNoGgml, DType::Q4_0, 8},
+    {DType::Q8_0x16, "q8_0x16", 32, 34, kNoGgml, DType::Q8_0, 16},
 };
 const Info& info(DType t) { return kInfo[static_cast<int>(t)]; }
 bool internal(const Info& i) { return i.file_type != i.type; }

@@ -11,7 +11,7 @@ namespace triattn {
 
 // MXFP4: OCP microscaling FP4 as GGML stores it (gpt-oss experts). U8: raw bytes, only for
 // the safetensors tensors that hold HF's MXFP4 blocks and scales before the loader repacks them.
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, I32, MXFP4, U8, Q8_0x4, Q4_Kx8, Q4_0x8 };
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, I32, MXFP4, U8, Q8_0x4, Q4_Kx8, Q4_0x8, Q8_0x16 };
 
 // Q8_0x4 is an internal layout made at load time, never read from or written to a file: Q8_0
 // rows interleaved in groups of 4 so the decode kernel reads four rows' blocks and scales
@@ -19,8 +19,9 @@ enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, I32, 
 // TensorView::row() means nothing for it; read a row with ops::dequantize_matrix_row.
 // Q4_Kx8 likewise from Q4_K: rows interleaved in groups of 8, each block's scales and mins
 // unpacked to bytes (ops/quant_blocks.h, BlockQ4_Kx8), so a row takes 148 bytes per block
-// instead of 144.
-// Rows per interleaved group: 4 for Q8_0x4, 8 for Q4_Kx8, 1 for every file type.
+// instead of 144. Q8_0x16 likewise from Q8_0, rows in groups of 16, one row per 32-bit lane
+// (BlockQ8_0x16): the layout of the kernels with 512-bit byte dot products.
+// Rows per interleaved group: 4 for Q8_0x4, 8 for Q4_Kx8, 16 for Q8_0x16, 1 for every file type.
 int interleaved_rows(DType t);
 // The file type an internal layout was made from (Q8_0 for Q8_0x4, Q4_K for Q4_Kx8); t
 // itself otherwise.

@@ -43,13 +43,12 @@ TensorView as_matrix(const TensorView& t) {
   return TensorView{t.type, {t.shape[0] * t.shape[1], t.shape[2]}, t.data};
 }
 
-// The interleaved type `t` is rewritten into, if any. A stack of experts is interleaved as one
-// matrix only when every expert's rows are whole groups, so that each expert's slice
-// (model/moe.h, expert_matrix) is itself an interleaved matrix.
+// The interleaved type `t` is rewritten into, if any. A stack of experts takes the type one
+// expert's matrix would and is interleaved as one matrix of whole groups, so that each
+// expert's slice (model/moe.h, expert_matrix) is itself an interleaved matrix.
 std::optional<DType> interleaved(const TensorView& t) {
-  const std::optional<DType> type = ops::interleaved_type(as_matrix(t));
-  if (type && t.shape.size() == 3 && t.shape[1] % interleaved_rows(*type) != 0) return std::nullopt;
-  return type;
+  if (t.shape.size() != 3) return ops::interleaved_type(t);
+  return ops::interleaved_type(TensorView{t.type, {t.shape[1], t.shape[2]}, t.data});
 }
 
 // t as it will be stored (no data yet): its interleaved type if any, else itself.
@@ -107,7 +106,7 @@ void repack_weights(ModelBuilder& model, int threads) {
       const int group = interleaved_rows(*type);
       const int64_t groups = it.source.rows() / group;
       pool.parallel_for(groups, [&](int64_t g0, int64_t g1, int) {
-        ops::interleave(as_matrix(it.source), dst, group * g0, group * g1);
+        ops::interleave(as_matrix(it.source), *type, dst, group * g0, group * g1);
       }, 64);
     } else {  // same layout, huge pages
       const size_t stride = it.source.row_stride();

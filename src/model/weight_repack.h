@@ -1,7 +1,7 @@
 #pragma once
 // After a model is loaded and checked, the matmul weights move into one buffer of transparent
 // huge pages: rewritten into a faster internal layout where their type has one
-// (ops::interleaved_type: Q8_0 -> Q8_0x4, Q4_K -> Q4_Kx8, Q4_0 -> Q4_0x8), copied as they are otherwise;
+// (ops::interleaved_type: Q8_0 -> Q8_0x16 or Q8_0x4, Q4_K -> Q4_Kx8, Q4_0 -> Q4_0x8), copied as they are otherwise;
 // the file pages or buffers they came from are handed back, so the model's memory does not
 // double.
 //

@@ -61,6 +61,7 @@ ActFormat act_format(DType weight_type) {
   switch (weight_type) {
     case DType::Q8_0:
     case DType::Q8_0x4:
+    case DType::Q8_0x16:
     case DType::Q4_0:
     case DType::Q4_0x8:
     case DType::MXFP4:

@@ -24,18 +24,23 @@ struct MatmulJob {
   int64_t y_stride = 0;
 };
 
-// Computes y for weight rows [r0, r1) and every token. For an interleaved type (Q8_0x4, Q4_Kx8, Q4_0x8) r0
+// Computes y for weight rows [r0, r1) and every token. For an interleaved type (Q8_0x4, Q4_Kx8, ...) r0
 // and r1 are multiples of its group (matmul.cpp aligns the ranges).
 using MatmulRowsFn = void (*)(const MatmulJob& job, int64_t r0, int64_t r1);
 
 enum class ActFormat { F32, Q8, Q8K };
 ActFormat act_format(DType weight_type);
 
-constexpr int kNumDTypes = static_cast<int>(DType::Q4_0x8) + 1;
+constexpr int kNumDTypes = static_cast<int>(DType::Q8_0x16) + 1;
 
 struct KernelTable {
   Isa isa = Isa::Scalar;
-  MatmulRowsFn matmul[kNumDTypes] = {};  // indexed by DType; null: unsupported
+  // Indexed by DType; null: none of its own (matmul then runs the scalar table's kernel, which
+  // covers every type: a layout made for one ISA still computes after a test forces another).
+  MatmulRowsFn matmul[kNumDTypes] = {};
+  // The interleaved layout Q8_0 matrices are repacked into for these kernels (ops::interleaved_type):
+  // Q8_0x16 where the 512-bit byte dot products take a row per lane, Q8_0x4 elsewhere.
+  DType q8_0_layout = DType::Q8_0x4;
   float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
   void (*axpy_f32)(float a, const float* x, float* y, int64_t n) = nullptr;
   void (*rmsnorm)(const float* x, const float* w, float* y, int64_t n, float eps) = nullptr;

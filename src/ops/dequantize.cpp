@@ -126,6 +126,7 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         dequant_mxfp4(reinterpret_cast<const BlockMxfp4*>(p) + b, dst + b * kQK);
       return;
     case DType::Q8_0x4:
+    case DType::Q8_0x16:
     case DType::Q4_Kx8:
     case DType::Q4_0x8:
       fail("dequantize_row: ", dtype_name(t), " rows are interleaved; use dequantize_matrix_row");

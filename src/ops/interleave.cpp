@@ -1,9 +1,10 @@
-// Repacking Q8_0 weights into the interleaved Q8_0x4 layout, Q4_K weights into Q4_Kx8 and
-// Q4_0 weights into Q4_0x8 (ops/quant_blocks.h) at load time, and reading single rows back
-// out of them (token embeddings tied to the output matrix).
+// Repacking Q8_0 weights into the interleaved Q8_0x4 or Q8_0x16 layout, Q4_K weights into
+// Q4_Kx8 and Q4_0 weights into Q4_0x8 (ops/quant_blocks.h) at load time, and reading single
+// rows back out of them (token embeddings tied to the output matrix).
 #include <cstring>
 
 #include "core/error.h"
+#include "ops/cpu_dispatch.h"
 #include "ops/ops.h"
 #include "ops/quant_blocks.h"
 
@@ -27,6 +28,14 @@ void interleave_q8_0(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
   interleave_groups<4, BlockQ8_0, BlockQ8_0x4>(w, dst, g0, g1, [](BlockQ8_0x4& o, const BlockQ8_0& in, int r) {
     o.d[r] = in.d;
     for (int c = 0; c < 4; ++c) std::memcpy(o.qs + 32 * c + 8 * r, in.qs + 8 * c, 8);
+  });
+}
+
+void interleave_q8_0x16(const TensorView& w, void* dst, int64_t g0, int64_t g1) {
+  interleave_groups<16, BlockQ8_0, BlockQ8_0x16>(w, dst, g0, g1, [](BlockQ8_0x16& o, const BlockQ8_0& in, int r) {
+    o.d[r] = in.d;
+    for (int c = 0; c < 8; ++c)
+      for (int i = 0; i < 4; ++i) o.qs[64 * c + 4 * r + i] = static_cast<uint8_t>(in.qs[4 * c + i] + 128);
   });
 }
 
@@ -116,7 +125,7 @@ std::optional<DType> interleaved_type(const TensorView& w) {
   if (w.shape.size() != 2 || w.empty()) return std::nullopt;
   DType to;
   if (w.type == DType::Q8_0)
-    to = DType::Q8_0x4;
+    to = w.shape[0] % 16 == 0 ? active_kernels().q8_0_layout : DType::Q8_0x4;
   else if (w.type == DType::Q4_K)
     to = DType::Q4_Kx8;
   else if (w.type == DType::Q4_0)
@@ -133,13 +142,23 @@ void interleave(const TensorView& w, void* dst, int64_t r0, int64_t r1) {
     fail("interleave: a ", dtype_name(w.type), " tensor of ", w.shape.size(),
          " dims cannot be interleaved (needs 2-D q8_0 with rows a multiple of 4, or q4_k or q4_0 with "
          "rows a multiple of 8)");
-  const int group = interleaved_rows(*to);
+  interleave(w, *to, dst, r0, r1);
+}
+
+void interleave(const TensorView& w, DType to, void* dst, int64_t r0, int64_t r1) {
+  const int group = interleaved_rows(to);
+  if (w.shape.size() != 2 || w.empty() || group == 1 || file_dtype(to) != w.type || w.rows() % group != 0 ||
+      w.cols() % block_size(to) != 0)
+    fail("interleave: a ", dtype_name(w.type), " tensor of ", w.shape.size() == 2 ? w.rows() : 0,
+         " rows cannot be stored as ", dtype_name(to));
   if (r1 < 0) r1 = w.rows();
   if (r0 < 0 || r0 > r1 || r1 > w.rows() || r0 % group != 0 || r1 % group != 0)
     fail("interleave: rows [", r0, ", ", r1, ") are not whole groups of ", group, " within ", w.rows());
-  if (*to == DType::Q8_0x4)
+  if (to == DType::Q8_0x4)
     interleave_q8_0(w, dst, r0 / group, r1 / group);
-  else if (*to == DType::Q4_0x8)
+  else if (to == DType::Q8_0x16)
+    interleave_q8_0x16(w, dst, r0 / group, r1 / group);
+  else if (to == DType::Q4_0x8)
     interleave_q4_0(w, dst, r0 / group, r1 / group);
   else
     interleave_q4_k(w, dst, r0 / group, r1 / group);
@@ -161,6 +180,17 @@ void dequantize_matrix_row(const TensorView& w, int64_t r, float* dst) {
     for (int64_t b = 0; b < w.cols() / kQK; ++b) {
       block.d = blocks[b].d[lane];
       for (int c = 0; c < 4; ++c) std::memcpy(block.qs + 8 * c, blocks[b].qs + 32 * c + 8 * lane, 8);
+      dequantize_row(DType::Q8_0, &block, dst + b * kQK, kQK);
+    }
+    return;
+  }
+  if (w.type == DType::Q8_0x16) {
+    const auto* blocks = static_cast<const BlockQ8_0x16*>(group_data);
+    BlockQ8_0 block;
+    for (int64_t b = 0; b < w.cols() / kQK; ++b) {
+      block.d = blocks[b].d[lane];
+      for (int c = 0; c < 8; ++c)
+        for (int i = 0; i < 4; ++i) block.qs[4 * c + i] = static_cast<int8_t>(blocks[b].qs[64 * c + 4 * lane + i] - 128);
       dequantize_row(DType::Q8_0, &block, dst + b * kQK, kQK);
     }
     return;

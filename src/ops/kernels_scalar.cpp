@@ -146,7 +146,7 @@ void matmul_rows(const MatmulJob& j, int64_t r0, int64_t r1) {
       j.y[t * j.y_stride + r] = Dot(j.w + r * j.w_stride, j.x + t * j.x_stride, j.cols);
 }
 
-// The interleaved layouts of 32-element blocks with one f16 scale per row (Q8_0x4, Q4_0x8):
+// The interleaved layouts of 32-element blocks with one f16 scale per row (Q8_0x4, Q8_0x16, Q4_0x8):
 // row r's integer dot with the activation block is int_dot(block, act, r), scaled and summed
 // in block order exactly as the file type's row kernel does, so they give its bits.
 template <int kRows, class Block, class IntDot>
@@ -171,6 +171,16 @@ void matmul_rows_q8_0x4(const MatmulJob& j, int64_t r0, int64_t r1) {
     int32_t s = 0;
     for (int c = 0; c < 4; ++c)
       for (int k = 0; k < 8; ++k) s += w.qs[32 * c + 8 * r + k] * a.qs[8 * c + k];
+    return s;
+  });
+}
+
+// Q8_0x16 (quant_blocks.h): the same for the sixteen rows of each group, quants stored + 128.
+void matmul_rows_q8_0x16(const MatmulJob& j, int64_t r0, int64_t r1) {
+  matmul_rows_grouped<16, BlockQ8_0x16>(j, r0, r1, [](const BlockQ8_0x16& w, const ActQ8& a, int r) {
+    int32_t s = 0;
+    for (int c = 0; c < 8; ++c)
+      for (int i = 0; i < 4; ++i) s += (w.qs[64 * c + 4 * r + i] - 128) * a.qs[4 * c + i];
     return s;
   });
 }
@@ -312,6 +322,7 @@ KernelTable make_table() {
   t.matmul[static_cast<int>(DType::BF16)] = matmul_rows<dot_row_half<bf16_to_f32>>;
   t.matmul[static_cast<int>(DType::Q8_0)] = matmul_rows<dot_row_q8_0>;
   t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_rows_q8_0x4;
+  t.matmul[static_cast<int>(DType::Q8_0x16)] = matmul_rows_q8_0x16;
   t.matmul[static_cast<int>(DType::Q4_Kx8)] = matmul_rows_q4_kx8;
   t.matmul[static_cast<int>(DType::Q4_0)] = matmul_rows<dot_row_q4_0>;
   t.matmul[static_cast<int>(DType::Q4_0x8)] = matmul_rows_q4_0x8;

@@ -18,12 +18,19 @@ constexpr int64_t kMinParallelWork = 1 << 16;
 // type's group (so a thread's rows never cut a group of Q8_0x4 rows).
 constexpr int64_t kRowGrain = 16;
 
+// The active table's kernel for type t, else the scalar table's (a layout the active ISA has
+// no kernel of its own for: made for another ISA's kernels before a test switched ISA).
+MatmulRowsFn kernel_for(DType t) {
+  if (MatmulRowsFn f = active_kernels().matmul[static_cast<int>(t)]) return f;
+  return scalar_kernels().matmul[static_cast<int>(t)];
+}
+
 void check_weight(const TensorView& w, int64_t cols) {
   if (w.shape.size() != 2) fail("matmul: weight must be 2-D, got ", w.shape.size(), " dims");
   if (w.data == nullptr) fail("matmul: weight has no data");
   if (w.shape[1] != cols)
     fail("matmul: weights of one group must share the input width (", w.shape[1], " vs ", cols, ")");
-  if (!active_kernels().matmul[static_cast<int>(w.type)])
+  if (!kernel_for(w.type))
     fail("matmul: weight type ", dtype_name(w.type), " is not supported");
   if (cols % block_size(w.type) != 0)
     fail("matmul: ", cols, " columns is not a whole number of ", dtype_name(w.type), " blocks");
@@ -77,7 +84,6 @@ void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t
   const int64_t cols = targets[0].w->shape.size() == 2 ? targets[0].w->shape[1] : 0;
   for (const MatmulTarget& t : targets) check_weight(*t.w, cols);
 
-  const KernelTable& k = active_kernels();
   // Activations per (input, format), each quantized once (one buffer per entry, reused).
   struct Prepared {
     const float* x;
@@ -129,7 +135,7 @@ void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t
     job.x_stride = in.stride;
     job.y = targets[i].y;
     job.y_stride = w.shape[0];
-    fns[i] = k.matmul[static_cast<int>(w.type)];
+    fns[i] = kernel_for(w.type);
     starts[i] = i == 0 ? 0 : (offsets[i] + kRowGrain - 1) / kRowGrain * kRowGrain;
     offsets[i + 1] = starts[i] + w.shape[0];
   }

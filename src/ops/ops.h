@@ -21,13 +21,17 @@ void dequantize_matrix_row(const TensorView& w, int64_t r, float* dst);
 void quantize_row(DType t, const float* src, void* dst, int64_t n);
 
 // Load-time repacking into the internal layouts (core/dtype.h): the interleaved type a weight
-// can be stored as for faster matmuls (Q8_0 with rows a multiple of 4 -> Q8_0x4, Q4_K with
-// rows a multiple of 8 -> Q4_Kx8, Q4_0 with rows a multiple of 8 -> Q4_0x8), or nullopt.
+// can be stored as for faster matmuls with the active kernels (Q8_0 with rows a multiple of 16
+// -> KernelTable::q8_0_layout, Q8_0x16 with AVX-512, else with rows a multiple of 4 -> Q8_0x4;
+// Q4_K with rows a multiple of 8 -> Q4_Kx8, Q4_0 with rows a multiple of 8 -> Q4_0x8), or
+// nullopt.
 std::optional<DType> interleaved_type(const TensorView& w);
-// Writes rows [r0, r1) of w (r1 = -1: to the end; both multiples of interleaved_rows) in
-// *interleaved_type(w) into dst, which holds the whole tensor in that type (its nbytes(); for
-// Q4_Kx8 more than w's); ranges may be written by different threads. Throws if w cannot be
-// interleaved.
+// Writes rows [r0, r1) of w (r1 = -1: to the end; both multiples of interleaved_rows(to)) in
+// the interleaved type `to` (one made from w's type) into dst, which holds the whole tensor in
+// that type (its nbytes(); for Q4_Kx8 more than w's); ranges may be written by different
+// threads. Throws if w cannot be stored as `to`.
+void interleave(const TensorView& w, DType to, void* dst, int64_t r0 = 0, int64_t r1 = -1);
+// The same into *interleaved_type(w); throws if w cannot be interleaved.
 void interleave(const TensorView& w, void* dst, int64_t r0 = 0, int64_t r1 = -1);
 
 // y[t * rows + r] = dot(w.row(r), x + t * cols) for t in [0, n_tokens).

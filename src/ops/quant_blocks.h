@@ -69,6 +69,23 @@ struct BlockQ8_0x4 {
   int8_t qs[4 * kQK];
 };
 
+// Q8_0x16 (DType::Q8_0x16, made at load time from Q8_0 where the kernels have 512-bit byte
+// dot products; never in a file): rows 16g..16g+15 of a matrix interleaved, one row per 32-bit
+// lane. Group g holds, for each block column b in order, one BlockQ8_0x16: the sixteen rows'
+// scales, then their quants in eight chunks of 4 elements, each offset by 128,
+//   qs[64c + 4r + i] = (quant 4c + i of row 16g + r's block b) + 128   (c < 8, r < 16, i < 4).
+// One 64-byte load at qs + 64c is chunk c of all sixteen rows, already the unsigned operand
+// of vpdpbusd: against four activation bytes broadcast to every lane it adds one row's
+// partial sum per lane, so a block column is 8 dot products with no shuffles and no sums
+// across lanes, and one conversion, one scale product and one FMA per 16 rows and token
+// (Q8_0x4's 512-bit kernel needs two of each per 8 rows, plus the 8-byte broadcasts and the
+// lane-pair sums). The offset costs 128 x the activation block's quant sum per row, the same
+// for every lane. Group g starts at byte 16g * row_bytes(Q8_0, cols): the same size as Q8_0.
+struct BlockQ8_0x16 {
+  uint16_t d[16];  // f16, rows 0..15
+  uint8_t qs[16 * kQK];
+};
+
 // Q4_Kx8 (DType::Q4_Kx8, made at load time from Q4_K; never in a file): rows 8g..8g+7 of a
 // matrix interleaved. Group g holds, for each 256-element block column b in order, one
 // BlockQ4_Kx8: the eight rows' d and dmin, their 6-bit sub-block scales and mins unpacked
@@ -130,6 +147,7 @@ inline float mxfp4_scale(uint8_t e) {
 static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockMxfp4) == 17);
 static_assert(sizeof(BlockQ8_0x4) == 4 * sizeof(BlockQ8_0));
+static_assert(sizeof(BlockQ8_0x16) == 16 * sizeof(BlockQ8_0));
 static_assert(sizeof(BlockQ4_Kx8) == 8 * 148);
 static_assert(sizeof(BlockQ4_0x8) == 8 * sizeof(BlockQ4_0));
 static_assert(sizeof(BlockQ4_0) == 18);

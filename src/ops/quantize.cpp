@@ -218,6 +218,7 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
     case DType::I32:
     case DType::U8:
     case DType::Q8_0x4:  // made from Q8_0 / Q4_K / Q4_0 rows by ops::interleave
+    case DType::Q8_0x16:
     case DType::Q4_Kx8:
     case DType::Q4_0x8:
       break;

@@ -85,6 +85,7 @@ float element(DType t, const void* row, int64_t i) {
     case DType::I32:
     case DType::U8:
     case DType::Q8_0x4:  // rows are not contiguous: see matrix_element
+    case DType::Q8_0x16:
     case DType::Q4_Kx8:
     case DType::Q4_0x8:
       break;
@@ -121,6 +122,15 @@ float matrix_element(const TensorView& w, int64_t r, int64_t i) {
     const uint8_t byte = block[16 + 32 * (e / 8) + 4 * lane + e % 4];
     const int q = (e % 8) / 4 ? byte >> 4 : byte & 0xF;
     return f16_to_f32(u16(block + 2 * lane)) * static_cast<float>(q - 8);
+  }
+  if (w.type == DType::Q8_0x16) {
+    // Group r/16, block column i/32 of 544 bytes: 16 f16 scales, then chunk c = (i%32)/4 of
+    // rows 0..15 as 4 bytes each, every quant stored plus 128.
+    const auto* group = static_cast<const uint8_t*>(w.data) + (r / 16) * 16 * w.row_stride();
+    const uint8_t* block = group + (i / 32) * (16 * 34);
+    const int lane = static_cast<int>(r % 16), e = static_cast<int>(i % 32);
+    const int q = block[32 + 64 * (e / 4) + 4 * lane + e % 4] - 128;
+    return f16_to_f32(u16(block + 2 * lane)) * static_cast<float>(q);
   }
   if (w.type != DType::Q8_0x4) return element(w.type, w.row(r), i);
   // Group r/4, block column i/32: 4 f16 scales, then chunk c = (i%32)/8 of rows 0..3.

@@ -11,7 +11,7 @@ namespace triattn::ops::ref {
 // Element i of a row stored as type t.
 float element(DType t, const void* row, int64_t i);
 void dequantize_row(DType t, const void* row, float* out, int64_t n);
-// Element i of row r of a 2-D weight, interleaved layouts (Q8_0x4) included.
+// Element i of row r of a 2-D weight, interleaved layouts (Q8_0x4, Q8_0x16, ...) included.
 float matrix_element(const TensorView& w, int64_t r, int64_t i);
 
 // y[t * rows + r] = sum_i w[r][i] * x[t][i], in double, with x unquantized.

@@ -803,11 +803,15 @@ inline const typename G::Block* group_blocks(const MatmulJob& j, int64_t g) {
 
 // Every cache line of the block kDistance bytes ahead of `block`, wherever it starts, into
 // every cache level (kLocality 3: prefetcht0) or from L2 on (2: prefetcht1).
+template <int kBytes, int kDistance, int kLocality>
+inline void prefetch_bytes(const void* block) {
+  const char* p = static_cast<const char*>(block) + kDistance;
+  TRIATTN_UNROLL
+  for (int off = 0; off < kBytes; off += 64) __builtin_prefetch(p + off, 0, kLocality);
+}
 template <class G, int kDistance = G::kPrefetch, int kLocality = 3>
 inline void prefetch_block(const typename G::Block* block) {
-  const char* p = reinterpret_cast<const char*>(block) + kDistance;
-  TRIATTN_UNROLL
-  for (int off = 0; off < static_cast<int>(sizeof(typename G::Block)); off += 64) __builtin_prefetch(p + off, 0, kLocality);
+  prefetch_bytes<static_cast<int>(sizeof(typename G::Block)), kDistance, kLocality>(block);
 }
 
 // Small batches of a layout with G::kFarPrefetch > 0 also prefetch that far ahead into L2:
@@ -1005,6 +1009,11 @@ struct GroupUnits {
   }
 };
 
+#if defined(__AVX512BW__)
+// ---- Q8_0x16: Q8_0 rows interleaved in groups of 16 (quant_blocks.h) ----------------------
+#include "ops/x86_matmul_q8_0x16.inl"
+#endif
+
 // Activation bytes of one token block of a matrix-matrix product (matmul_units).
 constexpr size_t kActivationBlockBytes = size_t{512} << 10;
 
@@ -1024,25 +1033,43 @@ constexpr int64_t kSmallBatch = TRIATTN_SMALL_BATCH;
 // the others.
 constexpr int64_t kSmallBatchSliceBytes = int64_t{512} << 10;
 
-// small_batch over slices of kSmallBatchSliceBytes, a token tile at a time; with kPairs each
-// stream carries two adjacent units side by side on 512-bit vectors.
-template <class U, bool kPairs>
+// U's streams of T tokens: gemv_tokens<S, T, kPairs> (GroupUnits: one unit or, kPairs, two
+// side by side) or gemv_tokens<S, T> (units of one form).
+template <class U>
+constexpr bool kHasGemvTokens =
+    requires { &U::template gemv_tokens<1, 1, false>; } || requires { &U::template gemv_tokens<1, 1>; };
+template <class U, int S, int T, bool kPairs>
+void gemv_tokens(const MatmulJob& j, const int64_t* units, int64_t t0) {
+  if constexpr (requires { &U::template gemv_tokens<1, 1, false>; })
+    U::template gemv_tokens<S, T, kPairs>(j, units, t0);
+  else
+    U::template gemv_tokens<S, T>(j, units, t0);
+}
+
+// small_batch over slices of kSmallBatchSliceBytes, a token tile (TT tokens) at a time: S
+// streams of P units each (P = 2: two adjacent units side by side on 512-bit vectors).
+template <class U, int S, int P, int TT>
 void small_batch_slices(const MatmulJob& j, int64_t u0, int64_t u1) {
-  constexpr int S = kPairs ? U::kPairStreams : kGemvStreams, P = kPairs ? 2 : 1;
-  constexpr int TT = kPairs ? U::kTokens : kTileTokens;
+  constexpr bool kPairs = P == 2;
   const int64_t unit_bytes = U::kRows * static_cast<int64_t>(j.w_stride);
-  const int64_t slice = std::max<int64_t>(S * P, kSmallBatchSliceBytes / std::max<int64_t>(1, unit_bytes));
+  // One pass over the tokens needs no slices (their point is L2 reuse between passes); else
+  // whole multiples of the S x P units a step takes, so that no slice ends with units left to
+  // one stream (Q8_0x16's 52 KB units of ffn_down: slices of 10 units were 6 in streams and 4
+  // one at a time).
+  constexpr int64_t kStep = S * P;
+  const int64_t slice = j.n_tokens <= TT ? u1 - u0
+                                         : std::max<int64_t>(1, kSmallBatchSliceBytes / std::max<int64_t>(1, unit_bytes) / kStep) * kStep;
   for (int64_t c0 = u0; c0 < u1; c0 += slice) {
-    const int64_t c1 = std::min(u1, c0 + slice), part = (c1 - c0) / (S * P);
+    const int64_t c1 = std::min(u1, c0 + slice), part = (c1 - c0) / kStep;
     for (int64_t t0 = 0; t0 < j.n_tokens; t0 += TT)
       with_count<TT>(static_cast<int>(std::min<int64_t>(TT, j.n_tokens - t0)), [&]<int T>() {
         for (int64_t i = 0; i < part; ++i) {
           int64_t units[S];
           TRIATTN_UNROLL
           for (int s = 0; s < S; ++s) units[s] = c0 + (s * part + i) * P;
-          U::template gemv_tokens<S, T, kPairs>(j, units, t0);
+          gemv_tokens<U, S, T, kPairs>(j, units, t0);
         }
-        for (int64_t u = c0 + S * P * part; u < c1; ++u) U::template gemv_tokens<1, T, false>(j, &u, t0);
+        for (int64_t u = c0 + S * P * part; u < c1; ++u) gemv_tokens<U, 1, T, false>(j, &u, t0);
       });
   }
 }
@@ -1054,11 +1081,18 @@ void small_batch_slices(const MatmulJob& j, int64_t u0, int64_t u1) {
 // of 2 slower than one sequence. Up to one token tile the streams are bound by memory and the
 // 256-bit ones read it best; past it compute binds, and the 512-bit pairs do more per
 // instruction (figures in docs/benchmarks.md, "Batched decode").
+// Units with kBatchStreams (Q8_0x16) take that many streams of kBatchTokens tokens past one
+// token tile, and kSmallStreams streams of up to a tile below it.
 template <class U>
 void small_batch(const MatmulJob& j, int64_t u0, int64_t u1) {
-  if constexpr (U::kHasPairs)
-    if (j.n_tokens > kTileTokens) return small_batch_slices<U, true>(j, u0, u1);
-  small_batch_slices<U, false>(j, u0, u1);
+  if constexpr (requires { U::kBatchStreams; }) {
+    if (j.n_tokens > kTileTokens) return small_batch_slices<U, U::kBatchStreams, 1, U::kBatchTokens>(j, u0, u1);
+    small_batch_slices<U, U::kSmallStreams, 1, kTileTokens>(j, u0, u1);
+  } else {
+    if constexpr (U::kHasPairs)
+      if (j.n_tokens > kTileTokens) return small_batch_slices<U, U::kPairStreams, 2, U::kTokens>(j, u0, u1);
+    small_batch_slices<U, kGemvStreams, 1, kTileTokens>(j, u0, u1);
+  }
 }
 
 // Unit tile [u, u + R) for tokens [b0, b1), in tiles of U::kTokens.
@@ -1085,7 +1119,7 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
     for (int64_t u = u0 + S * part; u < u1; ++u) U::template gemv<1>(j, &u);
     return;
   }
-  if constexpr (requires { &U::template gemv_tokens<1, 1, false>; })
+  if constexpr (kHasGemvTokens<U>)
     if (j.n_tokens <= kSmallBatch) return small_batch<U>(j, u0, u1);
   // Tokens in blocks whose activations fit in L2 (kActivationBlockBytes), and within a block
   // the unit tiles outermost: a tile's weights stay in L1 while the block's tokens pass over
@@ -1119,6 +1153,10 @@ void fill_matmul(KernelTable& t) {
 #endif
   t.matmul[static_cast<int>(DType::Q8_0)] = matmul_units<RowUnits<Q8_0Kernel>>;
   t.matmul[static_cast<int>(DType::Q8_0x4)] = matmul_units<GroupUnits<Q8_0x4Group>>;
+#if defined(__AVX512BW__)
+  t.matmul[static_cast<int>(DType::Q8_0x16)] = matmul_units<Q8_0x16Units>;
+  t.q8_0_layout = DType::Q8_0x16;
+#endif
   t.matmul[static_cast<int>(DType::Q4_0)] = matmul_units<RowUnits<Q4_0Kernel>>;
   t.matmul[static_cast<int>(DType::Q4_0x8)] = matmul_units<GroupUnits<Q4_0x8Group>>;
   t.matmul[static_cast<int>(DType::Q4_K)] = matmul_units<RowUnits<K4Kernel<BlockQ4_K, false>>>;

@@ -1,5 +1,5 @@
 // The mixture-of-experts FFN (model/moe.h) and what drives it: the router, per-expert views of
-// a 3-D stack in every weight type (the load-time Q8_0x4 layout included), decode reading only
+// a 3-D stack in every weight type (the load-time Q8_0x4 and Q8_0x16 layouts included), decode reading only
 // the selected experts, prefill (grouped by expert) equal to decode, the MoE presets read back
 // from both formats, and config.json's decoder_sparse_step / mlp_only_layers.
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@
 #include "model/maker.h"
 #include "model/model.h"
 #include "model/moe.h"
+#include "ops/cpu_dispatch.h"
 #include "ops/ops.h"
 
 namespace triattn {
@@ -71,7 +72,7 @@ Stack random_stack(DType type, int64_t n, int64_t rows, int64_t cols, uint32_t s
 // Expert e's view of a stack computes exactly what expert e's matrix does on its own, for
 // every weight type the loaders accept and for the interleaved layout repacking makes.
 TEST(MoeExperts, ExpertViewsMatchTheirOwnMatrixInEveryType) {
-  const int64_t n = 3, rows = 8, cols = 256, tokens = 3;
+  const int64_t n = 3, rows = 16, cols = 256, tokens = 3;
   std::vector<float> x(static_cast<size_t>(tokens * cols));
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -92,20 +93,22 @@ TEST(MoeExperts, ExpertViewsMatchTheirOwnMatrixInEveryType) {
     }
     if (type != DType::Q8_0) continue;
     // Repacked: the stack interleaved as one matrix of n * rows rows (weight_repack does so
-    // when every expert's rows are whole groups of 4) = each expert interleaved on its own.
-    const TensorView flat{type, {n * rows, cols}, s.bytes.data()};
-    std::vector<uint8_t> packed(flat.nbytes());
-    ops::interleave(flat, packed.data());
-    const TensorView stack4{DType::Q8_0x4, {n, rows, cols}, packed.data()};
-    for (int64_t e = 0; e < n; ++e) {
-      const TensorView own{type, {rows, cols}, s.parts[e].data()};
-      std::vector<uint8_t> own_packed(own.nbytes());
-      ops::interleave(own, own_packed.data());
-      const TensorView own4{DType::Q8_0x4, {rows, cols}, own_packed.data()};
-      std::vector<float> a(static_cast<size_t>(tokens * rows)), b(a.size());
-      ops::matmul(expert_matrix(stack4, e), x.data(), tokens, a.data(), nullptr);
-      ops::matmul(own4, x.data(), tokens, b.data(), nullptr);
-      for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "q8_0x4 expert " << e;
+    // when every expert's rows are whole groups) = each expert interleaved on its own.
+    for (DType to : {DType::Q8_0x4, DType::Q8_0x16}) {
+      const TensorView flat{type, {n * rows, cols}, s.bytes.data()};
+      std::vector<uint8_t> packed(flat.nbytes());
+      ops::interleave(flat, to, packed.data());
+      const TensorView packed_stack{to, {n, rows, cols}, packed.data()};
+      for (int64_t e = 0; e < n; ++e) {
+        const TensorView own{type, {rows, cols}, s.parts[e].data()};
+        std::vector<uint8_t> own_packed(own.nbytes());
+        ops::interleave(own, to, own_packed.data());
+        const TensorView own_x{to, {rows, cols}, own_packed.data()};
+        std::vector<float> a(static_cast<size_t>(tokens * rows)), b(a.size());
+        ops::matmul(expert_matrix(packed_stack, e), x.data(), tokens, a.data(), nullptr);
+        ops::matmul(own_x, x.data(), tokens, b.data(), nullptr);
+        for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << dtype_name(to) << " expert " << e;
+      }
     }
   }
 }
@@ -177,7 +180,7 @@ using test::run_all;
 
 // Prefill groups the tokens by expert (one product per expert); decode runs one token's
 // experts. Both, and two sequences batched together, give the same logits; in f32 files and
-// in Q8_0 files whose expert stacks are repacked to Q8_0x4 at load.
+// in Q8_0 files whose expert stacks are repacked at load (Q8_0x16 on AVX-512, else Q8_0x4).
 TEST(MoeForward, PrefillEqualsDecodeAndBatching) {
   for (DType type : {DType::F32, DType::Q8_0}) {
     SCOPED_TRACE(std::string(dtype_name(type)));
@@ -187,7 +190,8 @@ TEST(MoeForward, PrefillEqualsDecodeAndBatching) {
     const ModelConfig& c = m->config();
     ASSERT_TRUE(c.is_moe(0) && !c.is_moe(1) && c.is_moe(2));
     if (type == DType::Q8_0) {
-      EXPECT_EQ(m->weights().layers[0].gate_exps.type, DType::Q8_0x4);
+      ASSERT_EQ(m->weights().layers[0].gate_exps.shape[1] % 16, 0);
+      EXPECT_EQ(m->weights().layers[0].gate_exps.type, ops::active_kernels().q8_0_layout);
     }
     ThreadPool pool(2);
     Forward fwd(*m, &pool);
@@ -214,7 +218,7 @@ TEST(MoeForward, PrefillEqualsDecodeAndBatching) {
   }
 }
 
-// Q8_0 experts of 38 rows (not whole groups of 4) stay Q8_0 at load: interleaving the stack
+// Q8_0 experts of 38 rows (not whole groups of 4 or 16) stay Q8_0 at load: interleaving the stack
 // as one matrix would make groups that straddle two experts.
 TEST(MoeForward, ExpertsOfPartialGroupsAreNotInterleaved) {
   test::TempDir dir;
@@ -225,7 +229,8 @@ TEST(MoeForward, ExpertsOfPartialGroupsAreNotInterleaved) {
   const auto plain = Model::load(dir.file("m.gguf"), {.repack = false});
   EXPECT_EQ(m->weights().layers[0].gate_exps.type, DType::Q8_0);
   EXPECT_EQ(m->weights().layers[0].down_exps.type, DType::F16);
-  EXPECT_EQ(m->weights().layers[0].wq.type, DType::Q8_0x4);
+  ASSERT_EQ(m->weights().layers[0].wq.shape[0] % 16, 0);
+  EXPECT_EQ(m->weights().layers[0].wq.type, ops::active_kernels().q8_0_layout);
   ThreadPool pool(2);
   Forward fwd(*m, &pool), plain_fwd(*plain, &pool);
   const std::vector<int32_t> ids{1, 17, 300, 42, 9, 77};

@@ -18,6 +18,7 @@
 #include "model/forward.h"
 #include "model/maker.h"
 #include "model/model.h"
+#include "ops/cpu_dispatch.h"
 #include "ops/ops.h"
 
 namespace triattn {
@@ -48,6 +49,13 @@ std::vector<const TensorView*> layer_matrices(const Model& m) {
   return out;
 }
 
+// The layout a `file` matrix of `rows` rows is repacked into: Q8_0 in whole groups of 16 rows
+// the active kernels' (Q8_0x16 on AVX-512), otherwise Q8_0x4; Q4_K -> Q4_Kx8, Q4_0 -> Q4_0x8.
+DType repacked_type(DType file, int64_t rows) {
+  if (file == DType::Q8_0) return rows % 16 == 0 ? ops::active_kernels().q8_0_layout : DType::Q8_0x4;
+  return file == DType::Q4_K ? DType::Q4_Kx8 : DType::Q4_0x8;
+}
+
 TEST(WeightRepack, Q8_0Q4_KAndQ4_0MatricesAreInterleavedAndComputeTheSame) {
   for (const DType file : {DType::Q8_0, DType::Q4_K, DType::Q4_0})
   for (const char* preset : {"tiny-qwen3", "tiny-llama"}) {  // tied embedding; q/k reordered copies
@@ -59,7 +67,6 @@ TEST(WeightRepack, Q8_0Q4_KAndQ4_0MatricesAreInterleavedAndComputeTheSame) {
       cfg.head_dim = 64;
       cfg.n_ff = 256;
     }
-    const DType to = file == DType::Q8_0 ? DType::Q8_0x4 : file == DType::Q4_K ? DType::Q4_Kx8 : DType::Q4_0x8;
     write_random_gguf(cfg, {file, 5}, dir.file("m.gguf"));
     const auto plain = Model::load(dir.file("m.gguf"), {.repack = false});
     // Repacked on one thread (the pool runs inline) and on two.
@@ -68,11 +75,11 @@ TEST(WeightRepack, Q8_0Q4_KAndQ4_0MatricesAreInterleavedAndComputeTheSame) {
     for (const TensorView* t : layer_matrices(*plain)) EXPECT_EQ(t->type, file);
     size_t repacked_bytes = 0, reordered_bytes = 0, file_bytes = 0;
     for (const TensorView* t : layer_matrices(*packed)) {
-      EXPECT_EQ(t->type, to);
+      EXPECT_EQ(t->type, repacked_type(file, t->shape[0]));
       repacked_bytes += t->nbytes();
       file_bytes += TensorView{file, t->shape, nullptr}.nbytes();
     }
-    EXPECT_EQ(packed->weights().output.type, to);
+    EXPECT_EQ(packed->weights().output.type, repacked_type(file, packed->weights().output.shape[0]));
     repacked_bytes += packed->weights().output.nbytes();
     file_bytes += TensorView{file, packed->weights().output.shape, nullptr}.nbytes();
     if (cfg.tied_embeddings) {
@@ -81,7 +88,7 @@ TEST(WeightRepack, Q8_0Q4_KAndQ4_0MatricesAreInterleavedAndComputeTheSame) {
       EXPECT_EQ(packed->weights().tok_embd.type, file);  // lookups only: left as stored
     }
     EXPECT_EQ(packed->weight_type_name(), dtype_name(file));  // named as in the file
-    // Bytes held: Q8_0x4 and Q4_0x8 are their file type's size, Q4_Kx8 adds its unpacked scales.
+    // Bytes held: Q8_0x4, Q8_0x16 and Q4_0x8 are their file type's size, Q4_Kx8 adds its unpacked scales.
     EXPECT_EQ(packed->weight_bytes(), plain->weight_bytes() + (repacked_bytes - file_bytes));
     if (file != DType::Q4_K) {
       EXPECT_EQ(repacked_bytes, file_bytes);

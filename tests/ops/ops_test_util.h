@@ -77,6 +77,7 @@ inline std::vector<uint8_t> random_blocks(DType type, int64_t rows, int64_t cols
       case DType::Q8_0x4:  // made by ops::interleave from Q8_0 / Q4_K / Q4_0 blocks, not generated here
       case DType::Q4_Kx8:
       case DType::Q4_0x8:
+      case DType::Q8_0x16:
         break;
     }
   }

@@ -92,36 +92,38 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsaShapeAndThreadCount) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest, ::testing::ValuesIn(testing::weight_types()),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-// The interleaved layouts made at load time (Q8_0 rows by 4 into Q8_0x4, Q4_K rows by 8 into
-// Q4_Kx8, Q4_0 rows by 8 into Q4_0x8): the same checks as every file type, the reference
-// reading the interleaved bytes by its own index arithmetic (ref::matrix_element). Row counts
-// of odd and even group counts, so the AVX-512 tiles of two groups and the one-group tail both
-// run.
+// The interleaved layouts made at load time (Q8_0 rows by 4 into Q8_0x4 or by 16 into Q8_0x16,
+// Q4_K rows by 8 into Q4_Kx8, Q4_0 rows by 8 into Q4_0x8): the same checks as every file type,
+// the reference reading the interleaved bytes by its own index arithmetic
+// (ref::matrix_element). Row counts of odd and even group counts, so the AVX-512 tiles of two
+// groups and the one-group tail both run. Every layout on every ISA: one without kernels of
+// its own for a layout (Q8_0x16 off AVX-512) runs the scalar table's.
 TEST(Matmul, InterleavedLayoutsMatchReferenceOnEveryIsaShapeAndThreadCount) {
   std::vector<std::unique_ptr<ThreadPool>> pools;
   for (int n : {1, 2, 3}) pools.push_back(std::make_unique<ThreadPool>(n));
   uint32_t seed = 500;
   struct Case {
-    DType file;
+    DType to;
     std::vector<int64_t> cols, rows;
   };
   // Rows up to 300+: several scheduling grains per thread, so decode runs its multi-stream path.
-  const Case cases[] = {{DType::Q8_0, {32, 96, 416}, {4, 36, 152, 300}},
-                        {DType::Q4_K, {256, 768}, {8, 40, 152, 304}},
-                        {DType::Q4_0, {32, 96, 416}, {8, 40, 152, 304}}};
+  const Case cases[] = {{DType::Q8_0x4, {32, 96, 416}, {4, 36, 152, 300}},
+                        {DType::Q8_0x16, {32, 96, 416}, {16, 48, 144, 304}},
+                        {DType::Q4_Kx8, {256, 768}, {8, 40, 152, 304}},
+                        {DType::Q4_0x8, {32, 96, 416}, {8, 40, 152, 304}}};
   for (const Case& c : cases)
     for (int64_t cols : c.cols)
       for (int64_t rows : c.rows)
         for (bool arbitrary : {false, true}) {
-          const std::vector<uint8_t> qbytes = arbitrary ? testing::random_blocks(c.file, rows, cols, ++seed)
-                                                        : testing::quantized_weights(c.file, rows, cols, ++seed);
-          const TensorView q{c.file, {rows, cols}, qbytes.data()};
-          const DType to = *interleaved_type(q);
+          const DType file = file_dtype(c.to), to = c.to;
+          const std::vector<uint8_t> qbytes = arbitrary ? testing::random_blocks(file, rows, cols, ++seed)
+                                                        : testing::quantized_weights(file, rows, cols, ++seed);
+          const TensorView q{file, {rows, cols}, qbytes.data()};
           std::vector<uint8_t> xbytes(TensorView{to, {rows, cols}, nullptr}.nbytes());
-          interleave(q, xbytes.data());
+          interleave(q, to, xbytes.data());
           const TensorView w{to, {rows, cols}, xbytes.data()};
           std::vector<float> wd(static_cast<size_t>(rows * cols));
-          for (int64_t r = 0; r < rows; ++r) ref::dequantize_row(c.file, q.row(r), wd.data() + r * cols, cols);
+          for (int64_t r = 0; r < rows; ++r) ref::dequantize_row(file, q.row(r), wd.data() + r * cols, cols);
           for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 33}) {  // 2-16: small_batch; 33: tiles
             SCOPED_TRACE(::testing::Message() << dtype_name(to) << " rows " << rows << " cols " << cols << " tokens "
                                               << n_tokens << (arbitrary ? " arbitrary" : " quantized"));
@@ -131,7 +133,7 @@ TEST(Matmul, InterleavedLayoutsMatchReferenceOnEveryIsaShapeAndThreadCount) {
             ref::matmul(q, x.data(), n_tokens, from_rows.data());
             ASSERT_EQ(expect, from_rows);  // the reference reads the same weights either way
             const std::vector<std::vector<float>> by_isa = testing::check_matmul_on_every_isa(
-                w, x, n_tokens, expect, tolerances(c.file, wd, x, rows, cols, n_tokens), pools);
+                w, x, n_tokens, expect, tolerances(file, wd, x, rows, cols, n_tokens), pools);
             ASSERT_FALSE(HasFailure());
             // The scalar kernel (supported_isas() starts with it) sums exactly as the file
             // type's does.
@@ -194,20 +196,21 @@ TEST(Matmul, GroupEqualsSeparateCalls) {
   }
   // A target whose row count is not a multiple of the scheduling grain ahead of an
   // interleaved one: every target starts on a grain, so no thread gets part of a group.
-  {
-    const int64_t wide = 1024, odd_rows = 6, x4_rows = 200;
+  for (DType to : {DType::Q8_0x4, DType::Q8_0x16}) {
+    SCOPED_TRACE(dtype_name(to));
+    const int64_t wide = 1024, odd_rows = 6, x_rows = to == DType::Q8_0x16 ? 208 : 200;
     const std::vector<uint8_t> odd_bytes = testing::quantized_weights(DType::Q8_0, odd_rows, wide, 21);
-    const std::vector<uint8_t> q_bytes = testing::quantized_weights(DType::Q8_0, x4_rows, wide, 22);
-    std::vector<uint8_t> x4_bytes(q_bytes.size());
-    interleave(TensorView{DType::Q8_0, {x4_rows, wide}, q_bytes.data()}, x4_bytes.data());
+    const std::vector<uint8_t> q_bytes = testing::quantized_weights(DType::Q8_0, x_rows, wide, 22);
+    std::vector<uint8_t> x_bytes(q_bytes.size());
+    interleave(TensorView{DType::Q8_0, {x_rows, wide}, q_bytes.data()}, to, x_bytes.data());
     const TensorView odd{DType::Q8_0, {odd_rows, wide}, odd_bytes.data()};
-    const TensorView x4{DType::Q8_0x4, {x4_rows, wide}, x4_bytes.data()};
+    const TensorView xw{to, {x_rows, wide}, x_bytes.data()};
     for (int64_t n_tokens : {1, 5}) {
       const std::vector<float> x = testing::random_floats(static_cast<size_t>(n_tokens * wide), 23);
-      std::vector<float> a0(odd_rows * n_tokens), a1(x4_rows * n_tokens), g0(a0.size(), NAN), g1(a1.size(), NAN);
+      std::vector<float> a0(odd_rows * n_tokens), a1(x_rows * n_tokens), g0(a0.size(), NAN), g1(a1.size(), NAN);
       matmul(odd, x.data(), n_tokens, a0.data(), nullptr);
-      matmul(x4, x.data(), n_tokens, a1.data(), nullptr);
-      const MatmulTarget both[] = {{&odd, g0.data()}, {&x4, g1.data()}};
+      matmul(xw, x.data(), n_tokens, a1.data(), nullptr);
+      const MatmulTarget both[] = {{&odd, g0.data()}, {&xw, g1.data()}};
       for (int threads : {2, 3}) {
         ThreadPool p(threads);
         matmul_group(both, x.data(), n_tokens, &p);
@@ -270,13 +273,14 @@ TEST(Matmul, GroupWithPerTargetInputsEqualsSeparateCalls) {
 TEST(Matmul, InterleavedLayoutsGiveEachTokenTheSameBitsInAnyBatch) {
   ThreadPool pool(2);
   uint32_t seed = 900;
-  for (DType file : {DType::Q8_0, DType::Q4_K, DType::Q4_0}) {
-    const int64_t rows = 152, cols = 512;  // 19 groups of 8 (38 of 4): pairs and an odd one
+  for (DType to : {DType::Q8_0x4, DType::Q8_0x16, DType::Q4_Kx8, DType::Q4_0x8}) {
+    // 19 groups of 8 (38 of 4): pairs and an odd one; Q8_0x16 19 groups of 16.
+    const int64_t rows = to == DType::Q8_0x16 ? 304 : 152, cols = 512;
+    const DType file = file_dtype(to);
     const std::vector<uint8_t> qbytes = testing::random_blocks(file, rows, cols, ++seed);
     const TensorView q{file, {rows, cols}, qbytes.data()};
-    const DType to = *interleaved_type(q);
     std::vector<uint8_t> xbytes(TensorView{to, {rows, cols}, nullptr}.nbytes());
-    interleave(q, xbytes.data());
+    interleave(q, to, xbytes.data());
     const TensorView w{to, {rows, cols}, xbytes.data()};
     for (Isa isa : supported_isas()) {
       testing::IsaGuard guard(isa);

@@ -186,6 +186,7 @@ float error_bound(DType t, const float* x, const uint8_t* q, int64_t i) {
     case DType::Q8_0x4:  // not quantizer targets (interleaved from Q8_0 / Q4_K / Q4_0)
     case DType::Q4_Kx8:
     case DType::Q4_0x8:
+    case DType::Q8_0x16:
       break;
   }
   return 0;
