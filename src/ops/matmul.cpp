@@ -15,7 +15,7 @@ namespace {
 // Below this many multiply-adds a call is too small to be worth waking the pool.
 constexpr int64_t kMinParallelWork = 1 << 16;
 // Rows per scheduling unit: a multiple of every ISA's row tile and of every interleaved
-// type's group (so a thread's rows never cut a group of Q8_0x4 rows).
+// type's group, the largest Q8_0x16's 16 (so a thread's rows never cut a group).
 constexpr int64_t kRowGrain = 16;
 
 // The active table's kernel for type t, else the scalar table's (a layout the active ISA has

@@ -1033,19 +1033,6 @@ constexpr int64_t kSmallBatch = TRIATTN_SMALL_BATCH;
 // the others.
 constexpr int64_t kSmallBatchSliceBytes = int64_t{512} << 10;
 
-// U's streams of T tokens: gemv_tokens<S, T, kPairs> (GroupUnits: one unit or, kPairs, two
-// side by side) or gemv_tokens<S, T> (units of one form).
-template <class U>
-constexpr bool kHasGemvTokens =
-    requires { &U::template gemv_tokens<1, 1, false>; } || requires { &U::template gemv_tokens<1, 1>; };
-template <class U, int S, int T, bool kPairs>
-void gemv_tokens(const MatmulJob& j, const int64_t* units, int64_t t0) {
-  if constexpr (requires { &U::template gemv_tokens<1, 1, false>; })
-    U::template gemv_tokens<S, T, kPairs>(j, units, t0);
-  else
-    U::template gemv_tokens<S, T>(j, units, t0);
-}
-
 // small_batch over slices of kSmallBatchSliceBytes, a token tile (TT tokens) at a time: S
 // streams of P units each (P = 2: two adjacent units side by side on 512-bit vectors).
 template <class U, int S, int P, int TT>
@@ -1067,9 +1054,9 @@ void small_batch_slices(const MatmulJob& j, int64_t u0, int64_t u1) {
           int64_t units[S];
           TRIATTN_UNROLL
           for (int s = 0; s < S; ++s) units[s] = c0 + (s * part + i) * P;
-          gemv_tokens<U, S, T, kPairs>(j, units, t0);
+          U::template gemv_tokens<S, T, kPairs>(j, units, t0);
         }
-        for (int64_t u = c0 + S * P * part; u < c1; ++u) gemv_tokens<U, 1, T, false>(j, &u, t0);
+        for (int64_t u = c0 + kStep * part; u < c1; ++u) U::template gemv_tokens<1, T, false>(j, &u, t0);
       });
   }
 }
@@ -1119,7 +1106,7 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
     for (int64_t u = u0 + S * part; u < u1; ++u) U::template gemv<1>(j, &u);
     return;
   }
-  if constexpr (kHasGemvTokens<U>)
+  if constexpr (requires { &U::template gemv_tokens<1, 1, false>; })
     if (j.n_tokens <= kSmallBatch) return small_batch<U>(j, u0, u1);
   // Tokens in blocks whose activations fit in L2 (kActivationBlockBytes), and within a block
   // the unit tiles outermost: a tile's weights stay in L1 while the block's tokens pass over

@@ -43,7 +43,7 @@ inline void q8_0x16_streams(const MatmulJob& j, const int64_t* groups, int64_t t
         prefetch_bytes<sizeof(BlockQ8_0x16), kGemvPrefetchX4, 3>(block);
         // Past one token tile, compute paces the streams: also bring blocks into L2 from far
         // ahead (as Q8_0x4's small batches, x86_matmul.inl kFarPrefetch).
-        if constexpr (T > kTileTokens) prefetch_bytes<sizeof(BlockQ8_0x16), 16384, 2>(block);
+        if constexpr (T > kTileTokens) prefetch_bytes<sizeof(BlockQ8_0x16), kFarPrefetch<Q8_0x4Group>, 2>(block);
       }
       dw[s] = _mm512_maskz_cvtph_ps(0xFFFF, loadu256(block->d));
     }
@@ -121,11 +121,15 @@ inline void q8_0x16_streams(const MatmulJob& j, const int64_t* groups, int64_t t
 // group by 16 tokens ran slower in L2).
 struct Q8_0x16Units {
   static constexpr int kRows = 16, kTile = 2, kTokens = 8;
-  static constexpr int kSmallStreams = 6, kBatchStreams = 2, kBatchTokens = 8;
+  static constexpr int kSmallStreams = 6, kBatchStreams = kTile, kBatchTokens = kTokens;
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { q8_0x16_streams<S, 1, true>(j, u, 0); }
-  template <int S, int T>
-  static void gemv_tokens(const MatmulJob& j, const int64_t* u, int64_t t0) { q8_0x16_streams<S, T, true>(j, u, t0); }
+  // The driver's form (x86_matmul.inl, small_batch_slices); units here are never paired.
+  template <int S, int T, bool kPairs>
+  static void gemv_tokens(const MatmulJob& j, const int64_t* u, int64_t t0) {
+    static_assert(!kPairs);
+    q8_0x16_streams<S, T, true>(j, u, t0);
+  }
   template <int R, int T>
   static void tile(const MatmulJob& j, int64_t u0, int64_t t0) {
     int64_t groups[R];
