@@ -13,7 +13,7 @@ int cmd_make_model(const std::vector<std::string>& args) {
   CLI::App app{"Write a random-weight model (GGUF or Hugging Face directory)", "triattn make-model"};
   std::string preset, format = "gguf", type, expert_type, out;
   MakerOptions opt;
-  int layers = 0, ctx = 0, vocab = 0, experts = 0, experts_used = 0, expert_ff = 0;
+  int layers = 0, kv_heads = 0, ctx = 0, vocab = 0, experts = 0, experts_used = 0, expert_ff = 0;
   app.add_option("--preset", preset,
                  "shape: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, gemma-2-2b, gemma-3-4b, "
                  "qwen3-30b-a3b, gpt-oss-20b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3, "
@@ -32,6 +32,8 @@ int cmd_make_model(const std::vector<std::string>& args) {
   app.add_option("-o,--output", out, "output .gguf file or HF directory")->required();
   app.add_option("--seed", opt.seed, "weight seed (same seed = same model in both formats)")->capture_default_str();
   app.add_option("--layers", layers, "override the preset's layer count");
+  app.add_option("--kv-heads", kv_heads,
+                 "override the preset's KV head count (a divisor of its query heads; 1 = multi-query attention)");
   app.add_option("--ctx", ctx, "override the preset's context length");
   app.add_option("--vocab", vocab, "override the preset's vocabulary size");
   app.add_option("--experts", experts, "override a MoE preset's expert count");
@@ -42,6 +44,7 @@ int cmd_make_model(const std::vector<std::string>& args) {
   if (type.empty()) type = maker_default_type(format);  // also refuses an unknown --format
   ModelConfig cfg = model_preset(preset);
   if (layers > 0) set_layer_count(cfg, layers);
+  if (kv_heads > 0) cfg.n_kv_heads = kv_heads;
   if (ctx > 0) cfg.context_length = ctx;
   if (vocab > 0) cfg.vocab_size = vocab;
   if (experts > 0 || experts_used > 0 || expert_ff > 0) set_experts(cfg, experts, experts_used, expert_ff);

@@ -17,7 +17,8 @@ namespace attention_detail {
 // The same block-wise online softmax as the AVX2 kernel, one key at a time; each row is
 // read as floats by ops::dequantize_row (the format's own definition).
 void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
-                   const AttentionStream& s, float scale, float* const* out, float* weights) {
+                   const AttentionStream& s, float scale, float* const* out, float* weights,
+                   float* state) {
   const int d = s.head_dim;
   const size_t row = row_bytes(s.type, d);
   const auto* keys = static_cast<const uint8_t*>(s.keys);
@@ -63,6 +64,7 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
     }
   }
   for (int j = 0; j < n_q; ++j) {
+    if (state) state[2 * j] = m[j], state[2 * j + 1] = l[j];
     const float inv = l[j] > 0 ? 1.0f / l[j] : 0.0f;
     for (int e = 0; e < d; ++e) out[j][e] *= inv;
     if (weights) {
@@ -74,31 +76,150 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
 
 }  // namespace attention_detail
 
-void attend(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
-            float scale, float* const* out, float* weights) {
+namespace {
+
+using Kernel = void (*)(const float* const*, const int32_t*, int, const AttentionStream&, float, float* const*,
+                        float*, float*);
+
+// The kernel for this stream on the active ISA (follows the ops ISA choice, so forcing an
+// ISA in a test covers attention too), after checking what every kernel assumes.
+Kernel kernel_for(const AttentionStream& s) {
   if (!is_kv_type(s.type))
     fail("attention: KV type ", dtype_name(s.type), " is not supported (F32, F16 or Q8_0)");
   if (s.head_dim % block_size(s.type) != 0)
     fail("attention: head_dim ", s.head_dim, " is not a whole number of ", dtype_name(s.type), " blocks");
-  if (n_q <= 0) return;
 #if defined(__x86_64__)
-  // Follows the ops ISA choice, so forcing an ISA in a test covers this too.
   const ops::Isa isa = ops::active_isa();
-  if (isa == ops::Isa::Avx512 && s.head_dim % 16 == 0) {
-    attention_detail::attend_avx512(q, q_pos, n_q, s, scale, out, weights);
-    return;
-  }
-  if (isa != ops::Isa::Scalar && s.head_dim % 8 == 0) {
-    attention_detail::attend_avx2(q, q_pos, n_q, s, scale, out, weights);
-    return;
-  }
+  if (isa == ops::Isa::Avx512 && s.head_dim % 16 == 0) return attention_detail::attend_avx512;
+  if (isa != ops::Isa::Scalar && s.head_dim % 8 == 0) return attention_detail::attend_avx2;
 #elif defined(__aarch64__)
-  if (ops::active_isa() != ops::Isa::Scalar && s.head_dim % 4 == 0) {
-    attention_detail::attend_neon(q, q_pos, n_q, s, scale, out, weights);
+  if (ops::active_isa() != ops::Isa::Scalar && s.head_dim % 4 == 0) return attention_detail::attend_neon;
+#endif
+  return attention_detail::attend_scalar;
+}
+
+// Keys [c kChunkKeys, ...) of s; the sinks go with chunk 0.
+AttentionStream chunk_of(const AttentionStream& s, int64_t c) {
+  const int64_t i0 = c * kChunkKeys;
+  const size_t row = row_bytes(s.type, s.head_dim);
+  AttentionStream sub = s;
+  sub.keys = static_cast<const uint8_t*>(s.keys) + static_cast<size_t>(i0) * row;
+  sub.values = static_cast<const uint8_t*>(s.values) + static_cast<size_t>(i0) * row;
+  sub.pos = s.pos + i0;
+  sub.n = std::min<int64_t>(kChunkKeys, s.n - i0);
+  if (c > 0) sub.sinks = nullptr;
+  return sub;
+}
+
+// True when no query of the call may see any key of the chunk (prefill: keys of the
+// run's own later tokens). Positions need not be in order along a stream here.
+bool all_after(const AttentionStream& sub, const int32_t* q_pos, int n_q) {
+  if (sub.sinks) return false;  // a gpt-oss sink counts in chunk 0 whatever its keys
+  if (sub.n == 0) return true;
+  return *std::min_element(sub.pos, sub.pos + sub.n) > *std::max_element(q_pos, q_pos + n_q);
+}
+
+}  // namespace
+
+int64_t attention_chunks(int64_t n) { return n <= kChunkKeys ? 1 : (n + kChunkKeys - 1) / kChunkKeys; }
+
+size_t attention_partial_floats(int n_q, int head_dim) {
+  return static_cast<size_t>(n_q) * static_cast<size_t>(head_dim + 2);
+}
+
+void attend_chunk(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s, int64_t c,
+                  float scale, float* partial) {
+  const Kernel kernel = kernel_for(s);
+  if (n_q <= 0) return;
+  if (c < 0 || c >= attention_chunks(s.n)) fail("attention: chunk ", c, " of a stream of ", s.n, " keys");
+  const AttentionStream sub = chunk_of(s, c);
+  const int d = s.head_dim;
+  float* state = partial + static_cast<size_t>(n_q) * d;
+  if (all_after(sub, q_pos, n_q)) {  // what the kernel would find, without reading the rows
+    std::fill(partial, partial + static_cast<size_t>(n_q) * d, 0.0f);
+    for (int j = 0; j < n_q; ++j) state[2 * j] = -std::numeric_limits<float>::infinity(), state[2 * j + 1] = 0;
     return;
   }
-#endif
-  attention_detail::attend_scalar(q, q_pos, n_q, s, scale, out, weights);
+  thread_local std::vector<float*> outs;
+  outs.resize(static_cast<size_t>(n_q));
+  for (int j = 0; j < n_q; ++j) outs[j] = partial + static_cast<size_t>(j) * d;
+  kernel(q, q_pos, n_q, sub, scale, outs.data(), nullptr, state);
+}
+
+void merge_attention_chunks(int n_q, int head_dim, int64_t n_chunks, const float* partials, float* const* out,
+                            float* factors) {
+  const int d = head_dim;
+  const size_t stride = attention_partial_floats(n_q, d);
+  if (n_chunks == 1) {  // as the kernel wrote it: one chunk merges to itself exactly
+    for (int j = 0; j < n_q; ++j) std::copy(partials + static_cast<size_t>(j) * d, partials + static_cast<size_t>(j + 1) * d, out[j]);
+    if (factors)
+      for (int j = 0; j < n_q; ++j) factors[j] = 1.0f;
+    return;
+  }
+  for (int j = 0; j < n_q; ++j) {
+    auto state = [&](int64_t c) { return partials + c * stride + static_cast<size_t>(n_q) * d + 2 * j; };
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t c = 0; c < n_chunks; ++c)
+      if (state(c)[1] > 0) mx = std::max(mx, state(c)[0]);
+    float total = 0;
+    std::fill(out[j], out[j] + d, 0.0f);
+    for (int64_t c = 0; c < n_chunks; ++c) {
+      if (!(state(c)[1] > 0)) continue;
+      const float w = state(c)[1] * std::exp(state(c)[0] - mx);
+      const float* oc = partials + c * stride + static_cast<size_t>(j) * d;
+      for (int e = 0; e < d; ++e) out[j][e] += w * oc[e];
+      total += w;
+    }
+    const float inv = total > 0 ? 1.0f / total : 0.0f;
+    for (int e = 0; e < d; ++e) out[j][e] *= inv;
+    if (factors)
+      for (int64_t c = 0; c < n_chunks; ++c)
+        factors[c * n_q + j] = state(c)[1] > 0 ? state(c)[1] * std::exp(state(c)[0] - mx) * inv : 0.0f;
+  }
+}
+
+void attend(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+            float scale, float* const* out, float* weights) {
+  const Kernel kernel = kernel_for(s);
+  if (n_q <= 0) return;
+  const int64_t chunks = attention_chunks(s.n);
+  if (chunks == 1) {
+    kernel(q, q_pos, n_q, s, scale, out, weights, nullptr);
+    return;
+  }
+  // The chunks one after another on this thread, as the forward pass runs them on several.
+  const int d = s.head_dim;
+  const size_t stride = attention_partial_floats(n_q, d);
+  thread_local std::vector<float> partials, factors, chunk_weights;
+  thread_local std::vector<float*> outs;
+  partials.resize(static_cast<size_t>(chunks) * stride);
+  for (int64_t c = 0; c < chunks; ++c) {
+    float* partial = partials.data() + c * stride;
+    if (!weights) {
+      attend_chunk(q, q_pos, n_q, s, c, scale, partial);
+      continue;
+    }
+    // With weights: the same kernel call as attend_chunk, its weights (normalised over the
+    // chunk) put in place and rescaled below.
+    const AttentionStream sub = chunk_of(s, c);
+    chunk_weights.resize(static_cast<size_t>(n_q) * sub.n);
+    outs.resize(static_cast<size_t>(n_q));
+    for (int j = 0; j < n_q; ++j) outs[j] = partial + static_cast<size_t>(j) * d;
+    kernel(q, q_pos, n_q, sub, scale, outs.data(), chunk_weights.data(), partial + static_cast<size_t>(n_q) * d);
+    for (int j = 0; j < n_q; ++j)
+      std::copy(chunk_weights.begin() + j * sub.n, chunk_weights.begin() + (j + 1) * sub.n,
+                weights + j * s.n + c * kChunkKeys);
+  }
+  factors.resize(static_cast<size_t>(chunks) * n_q);
+  merge_attention_chunks(n_q, d, chunks, partials.data(), out, weights ? factors.data() : nullptr);
+  if (!weights) return;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t i0 = c * kChunkKeys, i1 = std::min(s.n, i0 + kChunkKeys);
+    for (int j = 0; j < n_q; ++j) {
+      const float f = factors[c * n_q + j];
+      for (float* w = weights + j * s.n + i0; w < weights + j * s.n + i1; ++w) *w *= f;
+    }
+  }
 }
 
 void attend_one_head(const float* q, const AttentionStream& s, int32_t query_pos, float scale,

@@ -46,25 +46,57 @@ void attend(const float* const* q, const int32_t* q_pos, int n_q, const Attentio
 void attend_one_head(const float* q, const AttentionStream& s, int32_t query_pos, float scale,
                      float* scores, float* out);
 
+// Chunks. A stream of more than kChunkKeys keys is attended in chunks of kChunkKeys keys
+// (the last one shorter): each chunk's softmax is computed on its own, giving per query an
+// output normalised over the chunk, out_c, its largest score m_c and its sum l_c, and the
+// chunks merge exactly: out = Σ_c w_c out_c / Σ_c w_c with w_c = l_c exp(m_c - max_c m_c).
+// The chunks exist so that the chunks of one stream can run on different threads when a
+// step has fewer streams than threads (decode of one sequence whose model has fewer KV heads
+// than the machine has cores); they are fixed by the stream's length alone, and attend()
+// itself goes through them, so a query's output is the same bit for bit whether its chunks
+// ran on one thread or on many, and whatever else shares the step. Chunk length: separate
+// calls cost one thread 0 / 1 / 2 / 3% of attention's speed at 4096 / 2048 / 1024 / 512 keys
+// a call (two threads, 16384 keys, Zen 5 VM); at 4096 a TriAttention cache at its default
+// budget (2048 + 128) stays one chunk, and a 16-thread machine gets 32 pieces of work per
+// 8-KV-head layer at depth 16384.
+constexpr int64_t kChunkKeys = 4096;
+// Chunks of a stream of n keys (1 for n <= kChunkKeys).
+int64_t attention_chunks(int64_t n);
+// Floats of one chunk's result for n_q queries of head_dim: out_c [n_q][head_dim], then
+// (m_c, l_c) per query.
+size_t attention_partial_floats(int n_q, int head_dim);
+// Attends to chunk c of s only (keys [c kChunkKeys, ...)), writing its result to partial.
+// The gpt-oss sinks belong to chunk 0. A chunk with no key a query may see gives l_c = 0.
+void attend_chunk(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+                  int64_t c, float scale, float* partial);
+// Merges the n_chunks results at partials (chunk c at partials + c * attention_partial_floats)
+// into out[j] (head_dim floats each). One chunk: its output as it is. factors: null, or
+// n_chunks x n_q floats receiving w_c / Σ_c w_c (what chunk c's own weights are scaled by).
+void merge_attention_chunks(int n_q, int head_dim, int64_t n_chunks, const float* partials,
+                            float* const* out, float* factors = nullptr);
+
 namespace attention_detail {
 // Keys per online-softmax block: the block's K and V rows (2 x 64 x head_dim elements) stay
 // in L1 while every query of the call passes over them.
 constexpr int kBlock = 64;
 // The portable kernel (any head_dim); attend() uses it where no SIMD one applies.
+// state: null, or 2 n_q floats receiving each query's largest score and softmax sum (m, l:
+// what merge_attention_chunks weighs a chunk by; m = -inf, l = 0 where no key is visible and
+// there is no sink).
 void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
-                   const AttentionStream& s, float scale, float* const* out, float* weights);
+                   const AttentionStream& s, float scale, float* const* out, float* weights, float* state);
 #if defined(__x86_64__)
 // AVX2+FMA+F16C; head_dim must be a multiple of 8. In attention_avx2.cpp.
 void attend_avx2(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
-                 float scale, float* const* out, float* weights);
+                 float scale, float* const* out, float* weights, float* state);
 // AVX-512; head_dim must be a multiple of 16. In attention_avx512.cpp.
 void attend_avx512(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
-                   float scale, float* const* out, float* weights);
+                   float scale, float* const* out, float* weights, float* state);
 #endif
 #if defined(__aarch64__)
 // AArch64 Advanced SIMD; head_dim must be a multiple of 4. In attention_neon.cpp.
 void attend_neon(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
-                 float scale, float* const* out, float* weights);
+                 float scale, float* const* out, float* weights, float* state);
 #endif
 }  // namespace attention_detail
 

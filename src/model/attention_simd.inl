@@ -385,7 +385,7 @@ void block_values_all(const uint8_t* values, size_t row, int64_t i0, int nb, int
 
 template <Rows R>
 void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
-                 float scale, float* const* out, float* weights) {
+                 float scale, float* const* out, float* weights, float* state_out) {
   const int d = s.head_dim;
   const size_t row = row_size<R>(d);
   const auto* keys = static_cast<const uint8_t*>(s.keys);
@@ -476,6 +476,7 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
   }
 
   for (int j = 0; j < n_q; ++j) {
+    if (state_out) state_out[2 * j] = m[j], state_out[2 * j + 1] = l[j];
     const float inv = l[j] > 0 ? 1.0f / l[j] : 0.0f;
     const VF iv = vset1(inv);
     for (int e = 0; e < d; e += kW) vstoref(out[j] + e, vmul(vloadf(out[j] + e), iv));
@@ -496,13 +497,13 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
 
 void TRIATTN_ATTEND_NAME(const float* const* q, const int32_t* q_pos, int n_q,
                          const AttentionStream& s, float scale, float* const* out,
-                         float* weights) {
+                         float* weights, float* state) {
   if (s.type == DType::F16)
-    attend_impl<Rows::F16>(q, q_pos, n_q, s, scale, out, weights);
+    attend_impl<Rows::F16>(q, q_pos, n_q, s, scale, out, weights, state);
   else if (s.type == DType::Q8_0)
-    attend_impl<Rows::Q8_0>(q, q_pos, n_q, s, scale, out, weights);
+    attend_impl<Rows::Q8_0>(q, q_pos, n_q, s, scale, out, weights, state);
   else
-    attend_impl<Rows::F32>(q, q_pos, n_q, s, scale, out, weights);
+    attend_impl<Rows::F32>(q, q_pos, n_q, s, scale, out, weights, state);
 }
 
 }  // namespace triattn::attention_detail

@@ -149,27 +149,39 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
                              cache.positions(l, kvh), cache.size(l, kvh), static_cast<int>(d),
                              sliding ? lc.window : 0, c.attn_softcap, query_sinks};
     };
-    // Runs the group of KV head kvh for tokens [t0, t1) of one sequence.
     const auto* sinks = static_cast<const float*>(L.sinks.data);  // gpt-oss: per query head
-    auto attend_run = [&](int64_t t0, int64_t t1, int kvh, float* weights) {
-      thread_local std::vector<const float*> qs;
-      thread_local std::vector<float*> outs;
-      thread_local std::vector<int32_t> qpos;
-      thread_local std::vector<float> qsink;
-      qs.clear();
-      outs.clear();
-      qpos.clear();
-      qsink.clear();
+    // The queries (and outputs, positions, sinks) of KV head kvh's group for tokens [t0, t1)
+    // of one sequence, in this thread's lists.
+    struct Group {
+      std::vector<const float*> qs;
+      std::vector<float*> outs;
+      std::vector<int32_t> qpos;
+      std::vector<float> qsink;
+      int n() const { return static_cast<int>(qs.size()); }
+    };
+    auto gather = [&](int64_t t0, int64_t t1, int kvh) -> const Group& {
+      thread_local Group g;
+      g.qs.clear();
+      g.outs.clear();
+      g.qpos.clear();
+      g.qsink.clear();
       for (int64_t t = t0; t < t1; ++t)
-        for (int g = 0; g < group; ++g) {
-          const int64_t h = static_cast<int64_t>(kvh) * group + g;
-          qs.push_back(&q_[t * Q + h * d]);
-          outs.push_back(&att_[t * Q + h * d]);
-          qpos.push_back(pos[t]);
-          if (sinks) qsink.push_back(sinks[h]);
+        for (int j = 0; j < group; ++j) {
+          const int64_t h = static_cast<int64_t>(kvh) * group + j;
+          g.qs.push_back(&q_[t * Q + h * d]);
+          g.outs.push_back(&att_[t * Q + h * d]);
+          g.qpos.push_back(pos[t]);
+          if (sinks) g.qsink.push_back(sinks[h]);
         }
-      attend(qs.data(), qpos.data(), static_cast<int>(qs.size()), stream(t0, kvh, sinks ? qsink.data() : nullptr),
-             scale, outs.data(), weights);
+      return g;
+    };
+    auto group_stream = [&](int64_t t0, int kvh, const Group& g) {
+      return stream(t0, kvh, sinks ? g.qsink.data() : nullptr);
+    };
+    // Runs the group of KV head kvh for tokens [t0, t1) of one sequence.
+    auto attend_run = [&](int64_t t0, int64_t t1, int kvh, float* weights) {
+      const Group& g = gather(t0, t1, kvh);
+      attend(g.qs.data(), g.qpos.data(), g.n(), group_stream(t0, kvh, g), scale, g.outs.data(), weights);
     };
     struct Run {
       int64_t t0, t1;
@@ -203,12 +215,53 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       }
       t0 += n;
     }
-    parallel_for_dynamic(
-        pool_, static_cast<int64_t>(runs.size()),
-        [&](int64_t b, int64_t e, int) {
-          for (int64_t r = b; r < e; ++r) attend_run(runs[r].t0, runs[r].t1, runs[r].kvh, nullptr);
-        },
-        1);
+    const int threads = pool_ ? pool_->size() : 1;
+    if (static_cast<int64_t>(runs.size()) >= threads) {
+      parallel_for_dynamic(
+          pool_, static_cast<int64_t>(runs.size()),
+          [&](int64_t b, int64_t e, int) {
+            for (int64_t r = b; r < e; ++r) attend_run(runs[r].t0, runs[r].t1, runs[r].kvh, nullptr);
+          },
+          1);
+    } else {
+      // Fewer runs than threads (decode of one sequence with few KV heads): the chunks of
+      // every run's stream (attention.h) are the pieces of work, merged per run after.
+      // attend() goes through the same chunks in turn, so the outputs are the same either way.
+      struct Piece {
+        int64_t run, chunk;
+        size_t at;  // its partial result in partials_
+      };
+      std::vector<Piece> pieces;
+      std::vector<size_t> run_at(runs.size());
+      size_t floats = 0;
+      for (size_t r = 0; r < runs.size(); ++r) {
+        const int64_t n_keys = items[owner[runs[r].t0]].cache->size(l, runs[r].kvh);
+        const int n_q = static_cast<int>((runs[r].t1 - runs[r].t0) * group);
+        run_at[r] = floats;
+        for (int64_t c = 0; c < attention_chunks(n_keys); ++c) {
+          pieces.push_back({static_cast<int64_t>(r), c, floats});
+          floats += attention_partial_floats(n_q, static_cast<int>(d));
+        }
+      }
+      partials_.resize(floats);
+      parallel_for_dynamic(
+          pool_, static_cast<int64_t>(pieces.size()),
+          [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) {
+              const Run& r = runs[static_cast<size_t>(pieces[i].run)];
+              const Group& g = gather(r.t0, r.t1, r.kvh);
+              attend_chunk(g.qs.data(), g.qpos.data(), g.n(), group_stream(r.t0, r.kvh, g), pieces[i].chunk, scale,
+                           partials_.data() + pieces[i].at);
+            }
+          },
+          1);
+      for (size_t r = 0; r < runs.size(); ++r) {
+        const Group& g = gather(runs[r].t0, runs[r].t1, runs[r].kvh);
+        const int64_t n_keys = items[owner[runs[r].t0]].cache->size(l, runs[r].kvh);
+        merge_attention_chunks(g.n(), static_cast<int>(d), attention_chunks(n_keys), partials_.data() + run_at[r],
+                               g.outs.data());
+      }
+    }
 
     // A sliding layer keeps only the keys a later query can see: q_pos - k_pos < window for
     // the next position of each sequence.

@@ -39,6 +39,7 @@ class Forward {
   // Scratch reused between calls (sized for the largest batch seen).
   std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, cos_, sin_, cos_local_, sin_local_;
   std::vector<float> weights_;  // attention weights of observed items (one KV group)
+  std::vector<float> partials_;  // attention chunks' results when they run on several threads
   MoeFfn moe_;                  // the MoE layers' FFN and its scratch
 };
 

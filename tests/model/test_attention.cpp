@@ -131,7 +131,13 @@ void reference(const Data& x, int j, double scale, std::vector<double>& w, std::
 }
 
 using Kernel = void (*)(const float* const*, const int32_t*, int, const AttentionStream&, float,
-                        float* const*, float*);
+                        float* const*, float*, float*);
+
+// attend() in the kernels' form (it reports no softmax state).
+void attend_entry(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s, float scale,
+                  float* const* out, float* weights, float*) {
+  attend(q, q_pos, n_q, s, scale, out, weights);
+}
 
 void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float q_scale = 1.0f,
            int32_t window = 0, float softcap = 0) {
@@ -150,7 +156,7 @@ void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float 
     qs.push_back(x.q.data() + j * c.head_dim);
     outs.push_back(out.data() + j * c.head_dim);
   }
-  kernel(qs.data(), x.q_pos.data(), c.n_q, x.stream(), scale, outs.data(), weights.data());
+  kernel(qs.data(), x.q_pos.data(), c.n_q, x.stream(), scale, outs.data(), weights.data(), nullptr);
 
   std::vector<double> rw, ro;
   for (int j = 0; j < c.n_q; ++j) {
@@ -175,7 +181,7 @@ void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float 
   std::vector<float> out2(out.size(), NAN);
   std::vector<float*> outs2;
   for (int j = 0; j < c.n_q; ++j) outs2.push_back(out2.data() + j * c.head_dim);
-  kernel(qs.data(), x.q_pos.data(), c.n_q, x.stream(), scale, outs2.data(), nullptr);
+  kernel(qs.data(), x.q_pos.data(), c.n_q, x.stream(), scale, outs2.data(), nullptr, nullptr);
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out2[i], out[i]) << "output " << i;
 
   // Grouping does not mix queries: each query alone gives the same result, bit for bit.
@@ -183,7 +189,7 @@ void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float 
     std::vector<float> one(static_cast<size_t>(c.head_dim), NAN);
     const float* q1 = qs[j];
     float* o1 = one.data();
-    kernel(&q1, &x.q_pos[j], 1, x.stream(), scale, &o1, nullptr);
+    kernel(&q1, &x.q_pos[j], 1, x.stream(), scale, &o1, nullptr, nullptr);
     for (int e = 0; e < c.head_dim; ++e)
       ASSERT_EQ(one[e], out[j * c.head_dim + e]) << "query " << j << " alone, dim " << e;
   }
@@ -218,7 +224,7 @@ TEST(Attention, MatchesReferenceAcrossTypesGroupsAndLengths) {
       for (int64_t n : {1, 5, 63, 64, 65, 200, 1000, 5000}) {
         if (n == 5000 && n_q != 8 && n_q != 1) continue;  // keep the test fast
         const Case c{t, 128, n_q, n};
-        check(c, attend, "attend", ++seed);
+        check(c, attend_entry, "attend", ++seed);
         check(c, attention_detail::attend_scalar, "scalar", seed);
         check_simd(c, seed);
       }
@@ -234,7 +240,7 @@ TEST(Attention, SlidingWindowAndSoftcap) {
         for (int n_q : {1, 4}) {
           if (window == 0 && cap == 0) continue;  // the plain case is covered above
           const Case c{t, 64, n_q, 250};
-          check(c, attend, "attend", ++seed, 2.0f, window, cap);
+          check(c, attend_entry, "attend", ++seed, 2.0f, window, cap);
           check(c, attention_detail::attend_scalar, "scalar", seed, 2.0f, window, cap);
           check_simd(c, seed, 2.0f, window, cap);
         }
@@ -249,7 +255,7 @@ TEST(Attention, OtherHeadDims) {
     for (DType t : {DType::F32, DType::F16, DType::Q8_0}) {
       if (t == DType::Q8_0 && d % 32 != 0) continue;
       const Case c{t, d, 3, 150};
-      check(c, attend, "attend", ++seed);
+      check(c, attend_entry, "attend", ++seed);
       check_simd(c, seed);
     }
 }
@@ -260,7 +266,7 @@ TEST(Attention, PeakedScoresRescaleAcrossBlocks) {
   uint32_t seed = 900;
   for (DType t : {DType::F32, DType::F16, DType::Q8_0}) {
     const Case c{t, 128, 4, 700};
-    check(c, attend, "attend", ++seed, 40.0f);
+    check(c, attend_entry, "attend", ++seed, 40.0f);
     check(c, attention_detail::attend_scalar, "scalar", seed, 40.0f);
     check_simd(c, seed, 40.0f);
   }
@@ -276,6 +282,110 @@ TEST(Attention, NoVisibleKeyGivesZeros) {
   attend(qs, x.q_pos.data(), 2, x.stream(), 0.1f, outs, w.data());
   for (float f : out) ASSERT_EQ(f, 0.0f);
   for (float f : w) ASSERT_EQ(f, 0.0f);
+}
+
+TEST(Attention, ChunkCount) {
+  EXPECT_EQ(attention_chunks(0), 1);
+  EXPECT_EQ(attention_chunks(1), 1);
+  EXPECT_EQ(attention_chunks(kChunkKeys), 1);
+  EXPECT_EQ(attention_chunks(kChunkKeys + 1), 2);
+  EXPECT_EQ(attention_chunks(2 * kChunkKeys), 2);
+  EXPECT_EQ(attention_chunks(2 * kChunkKeys + 1), 3);
+  EXPECT_EQ(attention_partial_floats(3, 128), size_t{3 * 130});
+}
+
+// Every kernel's softmax state (what chunks merge by): m = the largest visible scaled score,
+// l = the sum of exp(score - m) over visible keys, against double precision; a query that sees
+// no key reports m = -inf, l = 0.
+TEST(Attention, KernelsReportTheirSoftmaxState) {
+  std::vector<std::pair<Kernel, const char*>> kernels = {{attention_detail::attend_scalar, "scalar"}};
+#if defined(__x86_64__)
+  if (cpu_has_avx2()) kernels.push_back({attention_detail::attend_avx2, "avx2"});
+  if (cpu_has_avx512()) kernels.push_back({attention_detail::attend_avx512, "avx512"});
+#elif defined(__aarch64__)
+  kernels.push_back({attention_detail::attend_neon, "neon"});
+#endif
+  uint32_t seed = 40;
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0})
+    for (auto [kernel, name] : kernels) {
+      const Case c{t, 64, 3, 300};
+      Data x = make(c, ++seed);
+      x.q_pos[2] = -1;  // sees nothing
+      SCOPED_TRACE(::testing::Message() << name << " " << dtype_name(t));
+      const float scale = 0.125f;
+      std::vector<float> out(3 * 64), state(6, NAN);
+      const float* qs[3] = {x.q.data(), x.q.data() + 64, x.q.data() + 128};
+      float* outs[3] = {out.data(), out.data() + 64, out.data() + 128};
+      kernel(qs, x.q_pos.data(), 3, x.stream(), scale, outs, nullptr, state.data());
+      for (int j = 0; j < 2; ++j) {
+        double mx = -INFINITY;
+        std::vector<double> sc;
+        for (int64_t i = 0; i < x.n; ++i) {
+          if (!x.visible(i, j)) continue;
+          double dot = 0;
+          for (int e = 0; e < 64; ++e) dot += static_cast<double>(x.q[j * 64 + e]) * x.kd[i * 64 + e];
+          sc.push_back(scale * dot);
+          mx = std::max(mx, sc.back());
+        }
+        ASSERT_FALSE(sc.empty());
+        double sum = 0;
+        for (double v : sc) sum += std::exp(v - state[2 * j]);  // l is relative to the kernel's m
+        EXPECT_NEAR(state[2 * j], mx, 1e-5 * (1 + std::fabs(mx))) << "query " << j;
+        EXPECT_NEAR(state[2 * j + 1], sum, 1e-5 * sum) << "query " << j;
+      }
+      EXPECT_EQ(state[4], -INFINITY);
+      EXPECT_EQ(state[5], 0.0f);
+    }
+}
+
+// attend_chunk on every chunk, then merge_attention_chunks: what the forward pass does with
+// more threads than streams; it must give attend()'s outputs bit for bit, whatever order the
+// chunks ran in, and attend()'s must match the reference (a chunk entirely after every query
+// is skipped without reading it).
+TEST(Attention, ChunksRunApartMergeToAttendBitForBit) {
+  uint32_t seed = 70;
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0})
+    for (int64_t n : {kChunkKeys + 1, int64_t{5000}})
+      for (int n_q : {1, 2, 8})
+        for (bool ordered : {false, true}) {
+          const Case c{t, 64, n_q, n};
+          Data x = make(c, ++seed);
+          if (ordered) {  // positions in stream order, every query before chunk 1
+            for (int64_t i = 0; i < n; ++i) x.pos[i] = static_cast<int32_t>(i);
+            for (int j = 0; j < n_q; ++j) x.q_pos[j] = static_cast<int32_t>(kChunkKeys - 1 - 50 * j);
+          }
+          SCOPED_TRACE(::testing::Message() << dtype_name(t) << " n=" << n << " n_q=" << n_q << " ordered=" << ordered);
+          const float scale = 0.125f;
+          std::vector<const float*> qs;
+          std::vector<float> want(static_cast<size_t>(n_q) * 64, NAN), got(want.size(), NAN);
+          std::vector<float*> want_outs, got_outs;
+          for (int j = 0; j < n_q; ++j) {
+            qs.push_back(x.q.data() + j * 64);
+            want_outs.push_back(want.data() + j * 64);
+            got_outs.push_back(got.data() + j * 64);
+          }
+          attend(qs.data(), x.q_pos.data(), n_q, x.stream(), scale, want_outs.data(), nullptr);
+          const int64_t chunks = attention_chunks(n);
+          const size_t stride = attention_partial_floats(n_q, 64);
+          std::vector<float> partials(static_cast<size_t>(chunks) * stride, NAN);
+          for (int64_t c2 = chunks - 1; c2 >= 0; --c2)
+            attend_chunk(qs.data(), x.q_pos.data(), n_q, x.stream(), c2, scale, partials.data() + c2 * stride);
+          merge_attention_chunks(n_q, 64, chunks, partials.data(), got_outs.data());
+          for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "output " << i;
+          std::vector<double> rw, ro;
+          for (int j = 0; j < n_q; ++j) {
+            reference(x, j, scale, rw, ro);
+            for (int e = 0; e < 64; ++e) ASSERT_NEAR(want[j * 64 + e], ro[e], 1e-4) << "query " << j << " dim " << e;
+          }
+          if (ordered) {  // the last chunk starts after every query: skipped, weight 0
+            const float* st = partials.data() + (chunks - 1) * stride + static_cast<size_t>(n_q) * 64;
+            for (int j = 0; j < n_q; ++j) EXPECT_EQ(st[2 * j + 1], 0.0f);
+          }
+        }
+  std::vector<float> partial(attention_partial_floats(1, 64));
+  Data x = make(Case{DType::F32, 64, 1, 100}, 3);
+  const float* q = x.q.data();
+  EXPECT_THROW(attend_chunk(&q, x.q_pos.data(), 1, x.stream(), 1, 0.1f, partial.data()), Error);
 }
 
 TEST(Attention, RefusesRowsThatAreNotWholeBlocks) {

@@ -5,7 +5,11 @@
 #include <cmath>
 #include <vector>
 
+#include "common/temp_dir.h"
+#include "model/attention.h"
 #include "model/forward.h"
+#include "model/kv_shape.h"
+#include "model/maker.h"
 #include "model/model.h"
 
 namespace triattn {
@@ -81,6 +85,46 @@ TEST(ForwardBatch, ChunkingDoesNotChangeLogits) {
     }
     if (reference.empty()) reference = out[0];
     else EXPECT_LT(max_abs_diff(out[0], reference), 1e-4f) << "chunk " << chunk;
+  }
+}
+
+// Decode over a cache longer than one attention chunk, with more threads than the step has
+// KV-head runs: the chunks of each stream run on different threads and merge (attention.h),
+// and the logits are those of one thread, bit for bit. Qwen3 (2 KV heads) and gpt-oss (sinks,
+// sliding layers); 3 and 4 threads against none.
+TEST(ForwardBatch, AttentionChunksOnManyThreadsMatchOneThread) {
+  test::TempDir dir;
+  for (const char* preset : {"tiny-qwen3", "tiny-gptoss"}) {
+    SCOPED_TRACE(preset);
+    ModelConfig cfg = model_preset(preset);
+    cfg.context_length = 2 * kChunkKeys;
+    const std::string path = dir.file(std::string(preset) + ".gguf");
+    write_random_gguf(cfg, MakerOptions{DType::F32, 5}, path);
+    auto model = Model::load(path);
+    const ModelConfig& c = model->config();
+    ASSERT_LT(c.n_kv_heads, 3);
+    std::vector<int32_t> prompt;
+    for (int i = 0; i < kChunkKeys + 300; ++i) prompt.push_back(3 + (i * 37) % 500);
+    Forward one(*model, nullptr);
+    KvCache filled(kv_cache_shape(c, DType::F16));
+    std::vector<std::vector<float>> out;
+    ForwardItem fill{&filled, prompt, ForwardItem::Logits::Last};
+    one.run(std::span<const ForwardItem>(&fill, 1), out);
+    ASSERT_GT(attention_chunks(filled.max_size()), 1);
+    const int32_t next = 77;
+    KvCache alone = filled;
+    ForwardItem step{&alone, std::span<const int32_t>(&next, 1), ForwardItem::Logits::Last};
+    one.run(std::span<const ForwardItem>(&step, 1), out);
+    const std::vector<float> want = out[0];
+    for (int threads : {3, 4}) {
+      ThreadPool pool(threads);
+      Forward many(*model, &pool);
+      KvCache cache = filled;
+      ForwardItem s2{&cache, std::span<const int32_t>(&next, 1), ForwardItem::Logits::Last};
+      many.run(std::span<const ForwardItem>(&s2, 1), out);
+      ASSERT_EQ(out[0].size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(out[0][i], want[i]) << threads << " threads, logit " << i;
+    }
   }
 }
 

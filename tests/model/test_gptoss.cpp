@@ -107,7 +107,7 @@ TEST(GptOssAttention, SinksOnEveryIsa) {
   for (int d : {16, 64})
     for (DType kv : {DType::F32, DType::F16})
       for (int window : {0, 5})
-        for (int64_t n : {1, 7, 70, 150}) {
+        for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{70}, int64_t{150}, kChunkKeys + 100}) {  // the last: chunks
           std::vector<float> k(static_cast<size_t>(n * d)), v(k.size());
           for (float& x : k) x = nd(rng);
           for (float& x : v) x = nd(rng);

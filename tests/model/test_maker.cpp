@@ -401,6 +401,13 @@ TEST(MakerDefaults, MakeModelCommandWithoutType) {
   ASSERT_EQ(run("--help"), 0);
   const std::string help = slurp(dir.file("out.txt"));
   EXPECT_NE(help.find("q8_0 for gguf, f32 for hf"), std::string::npos) << help;
+  // --kv-heads: grouped-query shapes with fewer KV heads (a divisor of the query heads).
+  ASSERT_EQ(run("--preset tiny-qwen3 --kv-heads 1 -o '" + dir.file("mqa.gguf") + "'"), 0) << slurp(dir.file("out.txt"));
+  EXPECT_EQ(Model::load(dir.file("mqa.gguf"))->config().n_kv_heads, 1);
+  EXPECT_NE(run("--preset tiny-qwen3 --kv-heads 3 -o '" + dir.file("bad.gguf") + "'"), 0);
+  EXPECT_NE(slurp(dir.file("out.txt")).find("is not a multiple of n_kv_heads (3)"), std::string::npos)
+      << slurp(dir.file("out.txt"));
+  EXPECT_FALSE(fs::exists(dir.file("bad.gguf")));
   EXPECT_NE(run("--preset tiny-llama --format onnx -o '" + dir.file("x") + "'"), 0);
   EXPECT_NE(slurp(dir.file("out.txt")).find("--format 'onnx' must be gguf or hf"), std::string::npos);
 }
