@@ -88,10 +88,11 @@ TEST(ForwardBatch, ChunkingDoesNotChangeLogits) {
   }
 }
 
-// Decode over a cache longer than one attention chunk, with more threads than the step has
-// KV-head runs: the chunks of each stream run on different threads and merge (attention.h),
-// and the logits are those of one thread, bit for bit. Qwen3 (2 KV heads) and gpt-oss (sinks,
-// sliding layers); 3 and 4 threads against none.
+// Decode over a cache longer than one attention chunk: the chunks of each stream are the
+// pieces of work (on different threads when there are more threads than KV-head runs) and
+// merge after (attention.h); the logits are the same bit for bit on no pool, 3 and 4 threads,
+// and as the first token of a two-token step (runs of two tokens take attend(), the chunks in
+// turn). Qwen3 (2 KV heads) and gpt-oss (sinks, sliding layers).
 TEST(ForwardBatch, AttentionChunksOnManyThreadsMatchOneThread) {
   test::TempDir dir;
   for (const char* preset : {"tiny-qwen3", "tiny-gptoss"}) {
@@ -116,6 +117,16 @@ TEST(ForwardBatch, AttentionChunksOnManyThreadsMatchOneThread) {
     ForwardItem step{&alone, std::span<const int32_t>(&next, 1), ForwardItem::Logits::Last};
     one.run(std::span<const ForwardItem>(&step, 1), out);
     const std::vector<float> want = out[0];
+    // The same token first in a two-token step: runs of two tokens take attend() (the chunks
+    // in turn on one thread), and the first token's logits are those of the decode step.
+    {
+      KvCache cache = filled;
+      const int32_t two[] = {next, 78};
+      ForwardItem s2{&cache, std::span<const int32_t>(two, 2), ForwardItem::Logits::All};
+      one.run(std::span<const ForwardItem>(&s2, 1), out);
+      ASSERT_EQ(out[0].size(), 2 * want.size());
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(out[0][i], want[i]) << "two-token step, logit " << i;
+    }
     for (int threads : {3, 4}) {
       ThreadPool pool(threads);
       Forward many(*model, &pool);
