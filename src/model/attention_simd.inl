@@ -416,7 +416,10 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
     const int nb = static_cast<int>(std::min<int64_t>(kBlock, s.n - i0));
     // Cross-phase prefetching (see prefetch_rows), by the first pass over the block only.
     const uint8_t* pf_values = values + i0 * row;
-    const uint8_t* pf_keys = i0 + kBlock < s.n ? keys + (i0 + kBlock) * row : nullptr;
+    // After the last block: the rows that follow the stream, which are the next chunk's
+    // when attention runs chunk by chunk (attention.h), so the next call starts warm; past a
+    // whole stream's end the hint reads nothing useful but cannot fault.
+    const uint8_t* pf_keys = keys + (i0 + kBlock) * row;
     int j = 0;
     for (; j + kQueryTile <= n_q; j += kQueryTile)
       block_scores<R, kQueryTile>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
