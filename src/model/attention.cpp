@@ -127,23 +127,33 @@ size_t attention_partial_floats(int n_q, int head_dim) {
   return static_cast<size_t>(n_q) * static_cast<size_t>(head_dim + 2);
 }
 
-void attend_chunk(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s, int64_t c,
-                  float scale, float* partial) {
-  const Kernel kernel = kernel_for(s);
-  if (n_q <= 0) return;
-  if (c < 0 || c >= attention_chunks(s.n)) fail("attention: chunk ", c, " of a stream of ", s.n, " keys");
+namespace {
+// Chunk c of s through `kernel` into partial (attention_partial_floats); chunk_weights: null,
+// or n_q rows of the chunk's length receiving its weights, normalised over the chunk.
+void run_chunk(Kernel kernel, const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+               int64_t c, float scale, float* partial, float* chunk_weights) {
   const AttentionStream sub = chunk_of(s, c);
   const int d = s.head_dim;
   float* state = partial + static_cast<size_t>(n_q) * d;
   if (all_after(sub, q_pos, n_q)) {  // what the kernel would find, without reading the rows
     std::fill(partial, partial + static_cast<size_t>(n_q) * d, 0.0f);
     for (int j = 0; j < n_q; ++j) state[2 * j] = -std::numeric_limits<float>::infinity(), state[2 * j + 1] = 0;
+    if (chunk_weights) std::fill(chunk_weights, chunk_weights + n_q * sub.n, 0.0f);
     return;
   }
   thread_local std::vector<float*> outs;
   outs.resize(static_cast<size_t>(n_q));
   for (int j = 0; j < n_q; ++j) outs[j] = partial + static_cast<size_t>(j) * d;
-  kernel(q, q_pos, n_q, sub, scale, outs.data(), nullptr, state);
+  kernel(q, q_pos, n_q, sub, scale, outs.data(), chunk_weights, state);
+}
+}  // namespace
+
+void attend_chunk(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s, int64_t c,
+                  float scale, float* partial) {
+  const Kernel kernel = kernel_for(s);
+  if (n_q <= 0) return;
+  if (c < 0 || c >= attention_chunks(s.n)) fail("attention: chunk ", c, " of a stream of ", s.n, " keys");
+  run_chunk(kernel, q, q_pos, n_q, s, c, scale, partial, nullptr);
 }
 
 void merge_attention_chunks(int n_q, int head_dim, int64_t n_chunks, const float* partials, float* const* out,
@@ -191,24 +201,14 @@ void attend(const float* const* q, const int32_t* q_pos, int n_q, const Attentio
   const int d = s.head_dim;
   const size_t stride = attention_partial_floats(n_q, d);
   thread_local std::vector<float> partials, factors, chunk_weights;
-  thread_local std::vector<float*> outs;
   partials.resize(static_cast<size_t>(chunks) * stride);
   for (int64_t c = 0; c < chunks; ++c) {
-    float* partial = partials.data() + c * stride;
-    if (!weights) {
-      attend_chunk(q, q_pos, n_q, s, c, scale, partial);
-      continue;
-    }
-    // With weights: the same kernel call as attend_chunk, its weights (normalised over the
-    // chunk) put in place and rescaled below.
-    const AttentionStream sub = chunk_of(s, c);
-    chunk_weights.resize(static_cast<size_t>(n_q) * sub.n);
-    outs.resize(static_cast<size_t>(n_q));
-    for (int j = 0; j < n_q; ++j) outs[j] = partial + static_cast<size_t>(j) * d;
-    kernel(q, q_pos, n_q, sub, scale, outs.data(), chunk_weights.data(), partial + static_cast<size_t>(n_q) * d);
-    for (int j = 0; j < n_q; ++j)
-      std::copy(chunk_weights.begin() + j * sub.n, chunk_weights.begin() + (j + 1) * sub.n,
-                weights + j * s.n + c * kChunkKeys);
+    const int64_t i0 = c * kChunkKeys, nc = std::min(s.n - i0, kChunkKeys);
+    if (weights) chunk_weights.resize(static_cast<size_t>(n_q * nc));
+    run_chunk(kernel, q, q_pos, n_q, s, c, scale, partials.data() + c * stride, weights ? chunk_weights.data() : nullptr);
+    if (weights)  // in place; rescaled below once every chunk's share is known
+      for (int j = 0; j < n_q; ++j)
+        std::copy(chunk_weights.begin() + j * nc, chunk_weights.begin() + (j + 1) * nc, weights + j * s.n + i0);
   }
   factors.resize(static_cast<size_t>(chunks) * n_q);
   merge_attention_chunks(n_q, d, chunks, partials.data(), out, weights ? factors.data() : nullptr);

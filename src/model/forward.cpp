@@ -236,14 +236,14 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
         int64_t run, chunk;
         size_t at;  // its partial result in partials_
       };
+      auto chunks_of = [&](const Run& r) { return attention_chunks(items[owner[r.t0]].cache->size(l, r.kvh)); };
       std::vector<Piece> pieces;
       std::vector<size_t> run_at(runs.size());
       size_t floats = 0;
       for (size_t r = 0; r < runs.size(); ++r) {
-        const int64_t n_keys = items[owner[runs[r].t0]].cache->size(l, runs[r].kvh);
         const int n_q = static_cast<int>((runs[r].t1 - runs[r].t0) * group);
         run_at[r] = floats;
-        for (int64_t c = 0; c < attention_chunks(n_keys); ++c) {
+        for (int64_t c = 0; c < chunks_of(runs[r]); ++c) {
           pieces.push_back({static_cast<int64_t>(r), c, floats});
           floats += attention_partial_floats(n_q, static_cast<int>(d));
         }
@@ -262,8 +262,7 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
           1);
       for (size_t r = 0; r < runs.size(); ++r) {
         const Group& g = gather(runs[r].t0, runs[r].t1, runs[r].kvh);
-        const int64_t n_keys = items[owner[runs[r].t0]].cache->size(l, runs[r].kvh);
-        merge_attention_chunks(g.n(), static_cast<int>(d), attention_chunks(n_keys), partials_.data() + run_at[r],
+        merge_attention_chunks(g.n(), static_cast<int>(d), chunks_of(runs[r]), partials_.data() + run_at[r],
                                g.outs.data());
       }
     }
