@@ -177,8 +177,9 @@ void merge_attention_chunks(int n_q, int head_dim, int64_t n_chunks, const float
     float total = 0;
     std::fill(out[j], out[j] + d, 0.0f);
     for (int64_t c = 0; c < n_chunks; ++c) {
-      if (!(state(c)[1] > 0)) continue;
-      const float w = state(c)[1] * std::exp(state(c)[0] - mx);
+      const float w = state(c)[1] > 0 ? state(c)[1] * std::exp(state(c)[0] - mx) : 0.0f;
+      if (factors) factors[c * n_q + j] = w;  // normalised below
+      if (w == 0) continue;
       const float* oc = partials + c * stride + static_cast<size_t>(j) * d;
       for (int e = 0; e < d; ++e) out[j][e] += w * oc[e];
       total += w;
@@ -186,8 +187,7 @@ void merge_attention_chunks(int n_q, int head_dim, int64_t n_chunks, const float
     const float inv = total > 0 ? 1.0f / total : 0.0f;
     for (int e = 0; e < d; ++e) out[j][e] *= inv;
     if (factors)
-      for (int64_t c = 0; c < n_chunks; ++c)
-        factors[c * n_q + j] = state(c)[1] > 0 ? state(c)[1] * std::exp(state(c)[0] - mx) * inv : 0.0f;
+      for (int64_t c = 0; c < n_chunks; ++c) factors[c * n_q + j] *= inv;
   }
 }
 
