@@ -15,26 +15,36 @@ constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kSmallAlign = 64;  // a cache line: any vector load is aligned enough
 }  // namespace
 
-LargeBuffer::LargeBuffer(size_t bytes) : size_(bytes) {
-  if (bytes == 0) return;
+void* allocate_large(size_t bytes) {
   const size_t align = bytes >= kHugePage ? kHugePage : kSmallAlign;
-  const size_t rounded = (bytes + align - 1) / align * align;  // aligned_alloc wants a multiple
-  data_ = static_cast<uint8_t*>(std::aligned_alloc(align, rounded));
-  if (!data_) throw std::bad_alloc();
+  void* p = nullptr;
+  // posix_memalign, unlike aligned_alloc, takes any size: a KV stream of 136-byte Q8_0 rows
+  // is not rounded up to the next 2 MiB.
+  if (::posix_memalign(&p, align, bytes ? bytes : 1) != 0) throw std::bad_alloc();
 #if defined(MADV_HUGEPAGE)
-  // Only advice: where huge pages are off or unavailable the buffer simply keeps 4 KiB pages.
-  if (align == kHugePage) ::madvise(data_, rounded, MADV_HUGEPAGE);
+  // Only advice: where huge pages are off or unavailable the memory keeps 4 KiB pages.
+  if (align == kHugePage) ::madvise(p, bytes, MADV_HUGEPAGE);
 #endif
+  return p;
 }
 
-LargeBuffer::~LargeBuffer() { std::free(data_); }
+void free_large(void* p) noexcept { std::free(p); }
+
+LargeBuffer::LargeBuffer(size_t bytes) : size_(bytes) {
+  if (bytes == 0) return;
+  // Rounded up to whole huge pages so that the tail is in one too (weights are read whole).
+  const size_t rounded = bytes >= kHugePage ? (bytes + kHugePage - 1) / kHugePage * kHugePage : bytes;
+  data_ = static_cast<uint8_t*>(allocate_large(rounded));
+}
+
+LargeBuffer::~LargeBuffer() { free_large(data_); }
 
 LargeBuffer::LargeBuffer(LargeBuffer&& o) noexcept
     : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
 
 LargeBuffer& LargeBuffer::operator=(LargeBuffer&& o) noexcept {
   if (this != &o) {
-    std::free(data_);
+    free_large(data_);
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
   }

@@ -11,6 +11,26 @@
 
 namespace triattn {
 
+// The allocation behind LargeBuffer and LargeAllocator: from 2 MiB up, 2 MiB aligned and
+// advised for huge pages (the whole 2 MiB pages inside it; a tail shorter than one keeps
+// 4 KiB pages); below, cache-line aligned. Throws std::bad_alloc; free_large(nullptr) is a
+// no-op.
+void* allocate_large(size_t bytes);
+void free_large(void* p) noexcept;
+
+// For containers that grow and are streamed at memory speed: the KV cache's K and V rows
+// (kv/kv_cache.h). Stateless, so any two compare equal.
+template <class T>
+struct LargeAllocator {
+  using value_type = T;
+  LargeAllocator() = default;
+  template <class U>
+  LargeAllocator(const LargeAllocator<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(allocate_large(n * sizeof(T))); }
+  void deallocate(T* p, size_t) noexcept { free_large(p); }
+  friend bool operator==(const LargeAllocator&, const LargeAllocator&) { return true; }
+};
+
 class LargeBuffer {
  public:
   LargeBuffer() = default;

@@ -1,11 +1,12 @@
-// LargeBuffer: the alignment its users rely on (2 MiB for huge pages from 2 MiB up, a cache
-// line below) and ownership moving without copies.
+// LargeBuffer and LargeAllocator: the alignment their users rely on (2 MiB for huge pages
+// from 2 MiB up, a cache line below) and ownership moving without copies.
 #include "core/large_buffer.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <utility>
+#include <vector>
 
 namespace triattn {
 namespace {
@@ -26,6 +27,25 @@ TEST(LargeBuffer, AlignsForHugePagesFromTwoMebibytes) {
   LargeBuffer empty(0);
   EXPECT_EQ(empty.data(), nullptr);
   EXPECT_EQ(empty.size(), 0u);
+}
+
+TEST(LargeAllocator, GrowingVectorKeepsItsContentsAndHugePageAlignment) {
+  const size_t mib2 = size_t(2) << 20;
+  std::vector<uint8_t, LargeAllocator<uint8_t>> v(1000, 3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % 64, 0u);
+  // Not a multiple of 2 MiB: the size is not rounded up, the start is still aligned.
+  v.resize(mib2 + 136 * 77, 9);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % mib2, 0u);
+  EXPECT_EQ(v[999], 3);
+  EXPECT_EQ(v[1000], 9);
+  EXPECT_EQ(v.back(), 9);
+  std::vector<int32_t, LargeAllocator<int32_t>> w(mib2 / 4);  // element size above one byte
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(w.data()) % mib2, 0u);
+  EXPECT_TRUE(LargeAllocator<uint8_t>() == LargeAllocator<uint8_t>());
+  void* p = allocate_large(0);  // a valid, freeable pointer
+  EXPECT_NE(p, nullptr);
+  free_large(p);
+  free_large(nullptr);
 }
 
 TEST(LargeBuffer, MovesOwnership) {

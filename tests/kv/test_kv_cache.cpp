@@ -160,6 +160,22 @@ TEST(KvCache, RejectsBadShapesAndTypes) {
   }
 }
 
+TEST(KvCache, LargeStreamsStartOnHugePages) {
+  // 8192 F16 rows of 128 are 2 MiB: from there a stream's K and V rows are 2 MiB aligned
+  // (huge pages where the system gives them); smaller streams are cache-line aligned.
+  const uintptr_t mib2 = uintptr_t(2) << 20;
+  KvCache big(KvCacheShape{2, 2, 128, DType::F16}, 8192);
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 2; ++h) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(big.keys(l, h)) % mib2, 0u) << l << " " << h;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(big.values(l, h)) % mib2, 0u) << l << " " << h;
+    }
+  KvCache small(KvCacheShape{1, 1, 128, DType::Q8_0});
+  append_tokens(small, 0, 3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.keys(0, 0)) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.values(0, 0)) % 64, 0u);
+}
+
 TEST(KvCache, Q8_0RowsAreTheGgmlBlocksOfTheAppendedValues) {
   // A row of head_dim 64 is two blocks of (f16 scale, 32 int8): 68 bytes, 0.53 of f16's 128.
   KvCache c(KvCacheShape{1, 1, 64, DType::Q8_0});
