@@ -38,9 +38,11 @@ DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFact
   for (int b = 0; b < batch; ++b) {
     seqs.push_back(std::make_unique<Sequence>(model, policies));
     Sequence& seq = *seqs.back();
-    // Full attention grows without bound: size the streams once so that the fill does not
-    // double-and-copy gigabytes (capacity is not counted in the peak figures, live rows are).
-    if (seq.memory_bound() == 0) seq.cache().reserve(depth + steps);
+    // Sized once, as a generation sizes its sequence (engine/generation.cpp): full attention
+    // for every token, so that the fill does not double-and-copy gigabytes; a bounded policy
+    // for its bound, which lays the small streams out in huge pages (kv/kv_cache.h).
+    // Capacity is not counted in the peak figures, live rows are.
+    seq.reserve_for(depth + steps);
     filler.fill(seq, depth, forward.pool());
   }
 

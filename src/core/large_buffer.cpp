@@ -6,6 +6,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 namespace triattn {
@@ -29,6 +30,18 @@ void* allocate_large(size_t bytes) {
 }
 
 void free_large(void* p) noexcept { std::free(p); }
+
+void release_pages(void* p, size_t bytes) noexcept {
+#if defined(MADV_DONTNEED)
+  static const uintptr_t kPage = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kPage - 1);
+  if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 LargeBuffer::LargeBuffer(size_t bytes) : size_(bytes) {
   if (bytes == 0) return;

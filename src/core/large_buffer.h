@@ -17,6 +17,11 @@ namespace triattn {
 // no-op.
 void* allocate_large(size_t bytes);
 void free_large(void* p) noexcept;
+// Hands the whole pages inside [p, p + bytes) back to the system while the range stays
+// allocated (they read as zeros if touched again): a part of a large buffer that is no
+// longer used stops counting as memory before the buffer is freed. Nothing where the system
+// has no such call.
+void release_pages(void* p, size_t bytes) noexcept;
 
 // For containers that grow and are streamed at memory speed: the KV cache's K and V rows
 // (kv/kv_cache.h). Stateless, so any two compare equal.

@@ -47,13 +47,39 @@ void KvCache::grow(Stream& s, int64_t need) {
   const int64_t cap = static_cast<int64_t>(s.pos.size());
   if (need <= cap) return;
   const int64_t new_cap = std::max<int64_t>(need, std::max<int64_t>(64, cap * 2));
-  s.k.resize(static_cast<size_t>(new_cap) * row_bytes_);
-  s.v.resize(static_cast<size_t>(new_cap) * row_bytes_);
+  const size_t live = static_cast<size_t>(s.n) * row_bytes_;
+  Rows k(static_cast<size_t>(new_cap) * row_bytes_), v(k.size());
+  if (live) {
+    std::memcpy(k.data(), krows(s), live);
+    std::memcpy(v.data(), vrows(s), live);
+  }
+  s.own_k.swap(k);
+  s.own_v.swap(v);
+  if (s.in_arena >= 0) {
+    // Out of the arena: its share goes back to the system now (a full-attention cache that
+    // outgrows its reservation would otherwise hold the old and the new rows of every stream
+    // at once), the arena itself once no stream is left in it.
+    release_pages(arena_.data() + s.in_arena, 2 * static_cast<size_t>(cap) * row_bytes_);
+    s.in_arena = -1;
+    if (--arena_streams_ == 0) Rows().swap(arena_);
+  }
   s.pos.resize(static_cast<size_t>(new_cap));
 }
 
 void KvCache::reserve(int64_t n) {
-  for (Stream& s : streams_) grow(s, n);
+  const size_t stream_bytes = static_cast<size_t>(std::max<int64_t>(n, 0)) * row_bytes_;
+  const bool empty = std::all_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.pos.empty(); });
+  if (!empty || stream_bytes == 0 || stream_bytes >= (size_t(2) << 20)) {
+    for (Stream& s : streams_) grow(s, n);
+    return;
+  }
+  // Every stream's K rows then V rows, side by side: small streams in huge pages (Stream).
+  arena_ = Rows(2 * stream_bytes * streams_.size());
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    streams_[i].in_arena = static_cast<int64_t>(2 * stream_bytes * i);
+    streams_[i].pos.resize(static_cast<size_t>(n));
+  }
+  arena_streams_ = n_streams();
 }
 
 namespace {
@@ -72,8 +98,8 @@ void KvCache::append(int layer, int32_t pos, const float* k, const float* v) {
   for (int h = 0; h < shape_.n_kv_heads; ++h) {
     Stream& s = streams_[stream_index(layer, h)];
     grow(s, s.n + 1);
-    store_row(shape_.type, k + h * d, s.k.data() + s.n * row_bytes_, d);
-    store_row(shape_.type, v + h * d, s.v.data() + s.n * row_bytes_, d);
+    store_row(shape_.type, k + h * d, krows(s) + s.n * row_bytes_, d);
+    store_row(shape_.type, v + h * d, vrows(s) + s.n * row_bytes_, d);
     s.pos[s.n] = pos;
     ++s.n;
     live_bytes_ += 2 * row_bytes_;
@@ -112,8 +138,8 @@ void KvCache::drop_before(int layer, int32_t min_pos) {
     while (first < s.n && s.pos[first] < min_pos) ++first;
     if (first == 0) continue;
     const int64_t rest = s.n - first;
-    std::memmove(s.k.data(), s.k.data() + first * row_bytes_, static_cast<size_t>(rest) * row_bytes_);
-    std::memmove(s.v.data(), s.v.data() + first * row_bytes_, static_cast<size_t>(rest) * row_bytes_);
+    std::memmove(krows(s), krows(s) + first * row_bytes_, static_cast<size_t>(rest) * row_bytes_);
+    std::memmove(vrows(s), vrows(s) + first * row_bytes_, static_cast<size_t>(rest) * row_bytes_);
     std::memmove(s.pos.data(), s.pos.data() + first, static_cast<size_t>(rest) * sizeof(int32_t));
     live_bytes_ -= static_cast<size_t>(first) * 2 * row_bytes_;
     s.n = rest;
@@ -123,11 +149,13 @@ void KvCache::drop_before(int layer, int32_t min_pos) {
 // Moves the kept rows (checked by apply) to the front of the stream, in order; apply then
 // sets the stream's size. Touches only this stream, so streams compact in parallel.
 void KvCache::compact(Stream& s, const std::vector<int32_t>& keep) {
+  uint8_t* k = krows(s);
+  uint8_t* v = vrows(s);
   int64_t out = 0;
   for (int32_t idx : keep) {
     if (idx != out) {
-      std::memmove(s.k.data() + out * row_bytes_, s.k.data() + idx * row_bytes_, row_bytes_);
-      std::memmove(s.v.data() + out * row_bytes_, s.v.data() + idx * row_bytes_, row_bytes_);
+      std::memmove(k + out * row_bytes_, k + idx * row_bytes_, row_bytes_);
+      std::memmove(v + out * row_bytes_, v + idx * row_bytes_, row_bytes_);
       s.pos[out] = s.pos[idx];
     }
     ++out;

@@ -64,14 +64,16 @@ class KvCache {
   }
   // Rows of head_dim elements of shape().type, row_bytes() apart (ops::dequantize_row reads
   // one into floats).
-  const void* keys(int layer, int head) const { return streams_[stream_index(layer, head)].k.data(); }
-  const void* values(int layer, int head) const { return streams_[stream_index(layer, head)].v.data(); }
+  const void* keys(int layer, int head) const { return krows(streams_[stream_index(layer, head)]); }
+  const void* values(int layer, int head) const { return vrows(streams_[stream_index(layer, head)]); }
   size_t row_bytes() const { return row_bytes_; }
 
   // Appends one token to every KV head of `layer`: k and v are f32 [n_kv_heads * head_dim]
   // (k already rotated). Every layer must receive the same tokens in the same order.
   void append(int layer, int32_t pos, const float* k, const float* v);
-  // Pre-sizes every stream for n tokens (avoids reallocation during decode).
+  // Pre-sizes every stream for n tokens (avoids reallocation during decode). On a cache that
+  // holds no rows yet, streams of under 2 MiB (a bounded policy's) are laid out side by side
+  // in one buffer, so that they too sit in huge pages (see Stream).
   void reserve(int64_t n);
   // Compacts every stream to the plan's rows, in order. The only eviction path. Streams are
   // compacted on `pool`'s threads when given.
@@ -92,22 +94,35 @@ class KvCache {
   int64_t prune_events() const { return prune_events_; }
 
  private:
+  // K and V rows in huge pages: full attention reads every row of every stream per token,
+  // and in 4 KiB pages each 4 KiB of rows is a TLB miss (a nested page walk in a VM).
+  // attend() over 28 x 8 streams, 2 threads, EPYC VM, medians of 7-9, 4 KiB against 2 MiB
+  // pages alternating in one process: 16384 keys 59.1 / 60.1 / 55.7 -> 66.2 / 65.0 / 62.2
+  // GB/s; 2176 keys (TriAttention's B + beta) 56.8 / 55.8 / 54.9 -> 63.0 / 62.5 / 63.5.
+  // A stream of 2 MiB or more gets them from its own allocation (LargeAllocator); smaller
+  // ones only side by side in the arena that reserve() makes on an empty cache. Rows are
+  // found by offset, not pointer, so the default copy of a cache is a valid cache.
+  using Rows = std::vector<uint8_t, LargeAllocator<uint8_t>>;
   struct Stream {
-    // In huge pages from 2 MiB up (a stream of 8192 F16 rows of 128): full attention reads
-    // every row of every stream per token, and with 4 KiB pages each 4 KiB of a row stream is
-    // a TLB miss (a nested page walk in a VM). attend() over 28 x 8 streams of 16384 keys,
-    // 2 threads, EPYC VM, medians of 7: 59.1 / 60.1 / 55.7 GB/s in 4 KiB pages against
-    // 66.2 / 65.0 / 62.2 in 2 MiB pages (three runs, alternating in one process).
-    std::vector<uint8_t, LargeAllocator<uint8_t>> k, v;
-    std::vector<int32_t> pos;
+    Rows own_k, own_v;        // the rows, unless they are in the arena
+    int64_t in_arena = -1;    // else: K rows at arena_ + in_arena, V rows right after them
+    std::vector<int32_t> pos;  // size() is the stream's capacity in rows
     int64_t n = 0;
   };
+  const uint8_t* krows(const Stream& s) const { return s.in_arena >= 0 ? arena_.data() + s.in_arena : s.own_k.data(); }
+  const uint8_t* vrows(const Stream& s) const {
+    return s.in_arena >= 0 ? arena_.data() + s.in_arena + s.pos.size() * row_bytes_ : s.own_v.data();
+  }
+  uint8_t* krows(Stream& s) { return const_cast<uint8_t*>(std::as_const(*this).krows(s)); }
+  uint8_t* vrows(Stream& s) { return const_cast<uint8_t*>(std::as_const(*this).vrows(s)); }
   void grow(Stream& s, int64_t need);
   void compact(Stream& s, const std::vector<int32_t>& keep);
 
   KvCacheShape shape_;
   size_t row_bytes_ = 0;
   std::vector<Stream> streams_;
+  Rows arena_;              // streams laid out by reserve() (empty when none is)
+  int arena_streams_ = 0;   // streams still in it: freed when the last one leaves
   int64_t n_processed_ = 0;
   int64_t peak_tokens_ = 0;
   size_t peak_bytes_ = 0;

@@ -8,6 +8,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
 namespace triattn {
 namespace {
 
@@ -46,6 +50,37 @@ TEST(LargeAllocator, GrowingVectorKeepsItsContentsAndHugePageAlignment) {
   EXPECT_NE(p, nullptr);
   free_large(p);
   free_large(nullptr);
+}
+
+TEST(LargeBuffer, ReleasedPagesReadAsZerosAndTheRestIsKept) {
+  const size_t n = size_t(64) << 10;
+  LargeBuffer buf(n);
+  uint8_t* p = buf.data();
+  std::memset(p, 0x5A, n);
+  const size_t from = 100, len = 40000;
+  release_pages(p + from, len);
+  // Only the whole pages inside [from, from + len) go: the partial ones at its ends, and
+  // everything outside it, keep their bytes.
+  size_t page = 4096;
+#if defined(__linux__)
+  page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+#endif
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  const size_t b = ((at + from + page - 1) / page * page) - at, e = ((at + from + len) / page * page) - at;
+  size_t zeros = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i >= b && i < e) {
+      zeros += p[i] == 0;
+      continue;
+    }
+    ASSERT_EQ(p[i], 0x5A) << i;
+  }
+#if defined(__linux__)
+  EXPECT_GT(e, b);
+  EXPECT_EQ(zeros, e - b);  // released pages read as zeros
+#endif
+  release_pages(p + 10, 20);  // no whole page inside: nothing happens
+  EXPECT_EQ(p[10], 0x5A);
 }
 
 TEST(LargeBuffer, MovesOwnership) {

@@ -45,10 +45,30 @@ float key_at(const KvCache& c, int l, int h, int row, int i) {
 // How far a stored key of token `pos` may be from code(): f16 holds these small integers +
 // quarters exactly up to 2048 (0.5 is slack); Q8_0 rounds to its block's step amax/127
 // (half a step), and the step is stored in f16 (2^-11 relative, times up to 127 steps).
-double tol(const KvCache& c, int l, int h, int pos) {
+double tol(const KvCache& c, int l, int h, int pos, bool value = false) {
   if (c.shape().type != DType::Q8_0) return 0.5;
-  const double amax = code(l, h, pos, c.shape().head_dim - 1, false);
+  const double amax = code(l, h, pos, c.shape().head_dim - 1, value);
   return amax / 254 + amax * 1e-3;
+}
+
+float value_at(const KvCache& c, int l, int h, int row, int i) {
+  std::vector<float> f(static_cast<size_t>(c.shape().head_dim));
+  ops::dequantize_row(c.shape().type, static_cast<const uint8_t*>(c.values(l, h)) + row * c.row_bytes(), f.data(),
+                      c.shape().head_dim);
+  return f[i];
+}
+
+// Stream (l, h) holds exactly the tokens `want`, in order, keys and values intact.
+void expect_stream(const KvCache& c, int l, int h, const std::vector<int>& want) {
+  ASSERT_EQ(c.size(l, h), static_cast<int64_t>(want.size())) << l << " " << h;
+  for (size_t r = 0; r < want.size(); ++r) {
+    const int p = want[r], row = static_cast<int>(r);
+    EXPECT_EQ(c.positions(l, h)[r], p);
+    for (int i : {0, c.shape().head_dim - 1}) {
+      EXPECT_NEAR(key_at(c, l, h, row, i), code(l, h, p, i, false), tol(c, l, h, p)) << l << h << p << i;
+      EXPECT_NEAR(value_at(c, l, h, row, i), code(l, h, p, i, true), tol(c, l, h, p, true)) << l << h << p << i;
+    }
+  }
 }
 
 class KvCacheTest : public ::testing::TestWithParam<DType> {};
@@ -91,6 +111,59 @@ TEST_P(KvCacheTest, ApplyCompactsEachStreamIndependently) {
   append_tokens(c, 10, 11);
   EXPECT_EQ(c.size(1, 0), 2);
   EXPECT_EQ(c.positions(1, 0)[1], 10);
+}
+
+TEST_P(KvCacheTest, ReservedStreamsSitSideBySideUntilTheyOutgrowTheirShare) {
+  KvCache c(KvCacheShape{2, 3, 32, GetParam()});
+  c.reserve(6);  // on an empty cache: one buffer, each stream's K rows then its V rows
+  const size_t share = 6 * c.row_bytes();
+  const auto* base = static_cast<const uint8_t*>(c.keys(0, 0));
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 3; ++h) {
+      const size_t at = 2 * share * static_cast<size_t>(c.stream_index(l, h));
+      EXPECT_EQ(static_cast<const uint8_t*>(c.keys(l, h)), base + at);
+      EXPECT_EQ(static_cast<const uint8_t*>(c.values(l, h)), base + at + share);
+    }
+  EXPECT_EQ(c.capacity(), 6);
+  append_tokens(c, 0, 6);
+  const std::vector<int> six = {0, 1, 2, 3, 4, 5};
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 3; ++h) expect_stream(c, l, h, six);
+
+  KvCache copy = c;  // its own rows, at the same places in its own buffer
+  EXPECT_NE(copy.keys(1, 2), c.keys(1, 2));
+  KeepPlan plan;
+  plan.keep.assign(6, {0, 1, 2, 3, 4, 5});
+  plan.keep[0] = {0, 5};
+  plan.keep[4] = {2};
+  c.apply(plan);
+  expect_stream(c, 0, 0, {0, 5});
+  expect_stream(c, 1, 1, {2});
+
+  // Streams 0 and 4 still fit; the others outgrow their share and move to their own rows.
+  append_tokens(c, 6, 9);
+  expect_stream(c, 0, 0, {0, 5, 6, 7, 8});
+  expect_stream(c, 1, 1, {2, 6, 7, 8});
+  for (int i : {1, 2, 3, 5}) expect_stream(c, i / 3, i % 3, {0, 1, 2, 3, 4, 5, 6, 7, 8});
+  append_tokens(c, 9, 12);  // now every stream has left; the last ones take the buffer's rows along
+  expect_stream(c, 1, 1, {2, 6, 7, 8, 9, 10, 11});
+  c.drop_before(0, 7);
+  expect_stream(c, 0, 0, {7, 8, 9, 10, 11});
+  expect_stream(c, 0, 2, {7, 8, 9, 10, 11});
+  EXPECT_EQ(c.bytes_in_use(), (5u * 3 + 7 + 12 * 2) * 2 * c.row_bytes());
+
+  // The copy never saw any of it, and grows on its own.
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 3; ++h) expect_stream(copy, l, h, six);
+  append_tokens(copy, 6, 8);
+  expect_stream(copy, 1, 0, {0, 1, 2, 3, 4, 5, 6, 7});
+
+  // Reserving a cache that already has rows grows each stream in place of a new layout.
+  KvCache d(KvCacheShape{1, 2, 32, GetParam()});
+  append_tokens(d, 0, 2);
+  d.reserve(40);
+  EXPECT_EQ(d.capacity(), 64);  // the stream's own doubling rule: at least 64 rows
+  expect_stream(d, 0, 1, {0, 1});
 }
 
 TEST_P(KvCacheTest, RejectsMalformedPlans) {
@@ -174,6 +247,26 @@ TEST(KvCache, LargeStreamsStartOnHugePages) {
   append_tokens(small, 0, 3);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.keys(0, 0)) % 64, 0u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.values(0, 0)) % 64, 0u);
+}
+
+TEST(KvCache, AStreamLeavingTheSharedBufferLeavesTheOthersIntact) {
+  // 64 F16 rows of 128: each stream's share is 32 KiB, whole pages that go back to the system
+  // when the stream moves out (release_pages); the stream still in the buffer keeps its rows.
+  KvCache c(KvCacheShape{1, 2, 128, DType::F16});
+  c.reserve(64);
+  std::vector<int> all;
+  for (int p = 0; p < 64; ++p) all.push_back(p);
+  append_tokens(c, 0, 64);
+  KeepPlan plan;
+  plan.keep = {{}, {1, 2, 3}};
+  for (int i = 0; i < 64; ++i) plan.keep[0].push_back(i);
+  c.apply(plan);
+  append_tokens(c, 64, 66);  // stream 0 outgrows its share, stream 1 does not
+  all.push_back(64);
+  all.push_back(65);
+  expect_stream(c, 0, 0, all);
+  expect_stream(c, 0, 1, {1, 2, 3, 64, 65});
+  EXPECT_EQ(c.capacity(), 128);
 }
 
 TEST(KvCache, Q8_0RowsAreTheGgmlBlocksOfTheAppendedValues) {
