@@ -12,7 +12,7 @@
 namespace triattn {
 
 namespace {
-constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kHugePage = kHugePageBytes;
 constexpr size_t kSmallAlign = 64;  // a cache line: any vector load is aligned enough
 }  // namespace
 

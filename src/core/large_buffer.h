@@ -11,6 +11,9 @@
 
 namespace triattn {
 
+// A transparent huge page on x86-64 and on AArch64 with 4 KiB base pages.
+inline constexpr size_t kHugePageBytes = size_t(2) << 20;
+
 // The allocation behind LargeBuffer and LargeAllocator: from 2 MiB up, 2 MiB aligned and
 // advised for huge pages (the whole 2 MiB pages inside it; a tail shorter than one keeps
 // 4 KiB pages); below, cache-line aligned. Throws std::bad_alloc; free_large(nullptr) is a

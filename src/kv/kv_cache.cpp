@@ -69,7 +69,7 @@ void KvCache::grow(Stream& s, int64_t need) {
 void KvCache::reserve(int64_t n) {
   const size_t stream_bytes = static_cast<size_t>(std::max<int64_t>(n, 0)) * row_bytes_;
   const bool empty = std::all_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.pos.empty(); });
-  if (!empty || stream_bytes == 0 || stream_bytes >= (size_t(2) << 20)) {
+  if (!empty || stream_bytes == 0 || stream_bytes >= kHugePageBytes) {
     for (Stream& s : streams_) grow(s, n);
     return;
   }

@@ -35,12 +35,16 @@ void append_tokens(KvCache& c, int from, int to) {
     }
 }
 
-float key_at(const KvCache& c, int l, int h, int row, int i) {
+// Element i of a stored key (value: a stored value) row, as floats.
+float row_at(const KvCache& c, int l, int h, int row, int i, bool value) {
   std::vector<float> f(static_cast<size_t>(c.shape().head_dim));
-  ops::dequantize_row(c.shape().type, static_cast<const uint8_t*>(c.keys(l, h)) + row * c.row_bytes(), f.data(),
+  const void* rows = value ? c.values(l, h) : c.keys(l, h);
+  ops::dequantize_row(c.shape().type, static_cast<const uint8_t*>(rows) + row * c.row_bytes(), f.data(),
                       c.shape().head_dim);
   return f[i];
 }
+
+float key_at(const KvCache& c, int l, int h, int row, int i) { return row_at(c, l, h, row, i, false); }
 
 // How far a stored key of token `pos` may be from code(): f16 holds these small integers +
 // quarters exactly up to 2048 (0.5 is slack); Q8_0 rounds to its block's step amax/127
@@ -51,12 +55,7 @@ double tol(const KvCache& c, int l, int h, int pos, bool value = false) {
   return amax / 254 + amax * 1e-3;
 }
 
-float value_at(const KvCache& c, int l, int h, int row, int i) {
-  std::vector<float> f(static_cast<size_t>(c.shape().head_dim));
-  ops::dequantize_row(c.shape().type, static_cast<const uint8_t*>(c.values(l, h)) + row * c.row_bytes(), f.data(),
-                      c.shape().head_dim);
-  return f[i];
-}
+float value_at(const KvCache& c, int l, int h, int row, int i) { return row_at(c, l, h, row, i, true); }
 
 // Stream (l, h) holds exactly the tokens `want`, in order, keys and values intact.
 void expect_stream(const KvCache& c, int l, int h, const std::vector<int>& want) {
