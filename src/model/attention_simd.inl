@@ -83,8 +83,24 @@ inline SV smul(SV a, SV b) { return vmulq_f32(a, b); }
 inline SV sexp(SV x) { return ops::exp4(x); }
 inline float shmax(SV v) { return vmaxvq_f32(v); }
 inline float shsum(SV v) { return vaddvq_f32(v); }
+#elif TRIATTN_ATTN_WIDTH == 512
+// The softmax on 512-bit vectors too (exp512): against exp256 it took the kernel from 91.4
+// to 98.1 GB/s of K+V on two threads with the rows in L2 (medians of 21 alternating runs; the
+// softmax was ~22% of the kernel's time there, a tenth of it the exponentials).
+using SV = __m512;
+constexpr int kSW = 16;
+inline SV sload(const float* p) { return _mm512_loadu_ps(p); }
+inline void sstore(float* p, SV v) { _mm512_storeu_ps(p, v); }
+inline SV sset1(float x) { return _mm512_set1_ps(x); }
+inline SV smax(SV a, SV b) { return _mm512_max_ps(a, b); }
+inline SV sadd(SV a, SV b) { return _mm512_add_ps(a, b); }
+inline SV ssub(SV a, SV b) { return _mm512_sub_ps(a, b); }
+inline SV smul(SV a, SV b) { return _mm512_mul_ps(a, b); }
+inline SV sexp(SV x) { return ops::exp512(x); }
+inline float shmax(SV v) { return ops::hmax_ps(_mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1))); }
+inline float shsum(SV v) { return ops::hsum_ps(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1))); }
 #else
-// x86: the softmax runs on 256-bit vectors at either width (exp256).
+// AVX2: the softmax on 256-bit vectors (exp256).
 using SV = __m256;
 constexpr int kSW = 8;
 inline SV sload(const float* p) { return _mm256_loadu_ps(p); }
@@ -269,10 +285,21 @@ inline int32_t max_of(const int32_t* p, int n) {
 // cache), alternating in one run: 8 KB ahead within each stream (the previous scheme)
 // 18.6-19.6 GB/s, cross-phase 23.1-24.7 GB/s; a plain read of the same bytes ~30. Tried
 // before: 4 KB ahead 21.3 vs 21.1 (8 KB), 16 KB 19.3, V rows 8 KB ahead while scoring 20.1;
-// L2 hints (T1) slower.
-// (Read, keep in every cache level: x86's prefetcht0, AArch64's PRFM PLDL1KEEP.)
+// L2 hints (T1) slower. Dropped since (huge pages, two threads, 28 x 8 x 16384 keys): blocks
+// of 32 or 128 keys (64.0, 61.7 against 63.7 GB/s); blocks of 16 or 32 keys with both the K and
+// the V rows prefetched 2-8 blocks ahead, two streams at once (38.9-41.1 against 42.5 in a
+// slow sitting); the two halves of a chunk side by side, four streams, merged at the end (59.7
+// against 64.6).
+// x86: prefetchnta, the rows are read once (28 x 8 streams of 16384 F16 keys in huge pages,
+// two threads, Zen 5 VM, three sittings of alternating runs: 63.7 -> 65.2, 67.8 -> 67.7,
+// 64.6 -> 66.5 GB/s against prefetcht0; decode at depth 16384, medians of 5 and 8 alternating
+// runs: 25.69 -> 26.02 and 23.61 -> 23.82 tok/s). AArch64 keeps PRFM PLDL1KEEP, unmeasured.
 inline void prefetch_rows(const uint8_t* p, size_t bytes) {
+#if TRIATTN_ATTN_WIDTH == 128
   for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 3);
+#else
+  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 0);
+#endif
 }
 
 // Vectors that share one Q8_0 block scale (kW divides 32).
@@ -280,9 +307,15 @@ constexpr int kVecPerBlock = ops::kQK / kW;
 
 // sc[jj][k] = scale * q[jj]·key(i0 + k) for jj < J, k < nb.
 // pf: null, or rows to prefetch in step with the keys (pf + k*row as key i0+k is read).
-template <Rows R, int J>
-void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row, int64_t i0,
+// DC: the head dim when known at compile time (0: d_run), so the loop over a row unrolls whole
+// and the compiler schedules the row's loads, conversions and FMAs as one straight run: the
+// kernel with head_dim 128 went from 82.9 to 93.2 GB/s of K+V on two threads with the rows
+// in L2, 68.4 -> 69.9 out of cache (512 bits, 2 queries, F16; medians of 15 and 7 alternating
+// runs), the same sums in the same order.
+template <Rows R, int J, int DC = 0>
+void block_scores(const float* const* q, int d_run, const uint8_t* keys, size_t row, int64_t i0,
                   int nb, float scale, float* const* sc, const uint8_t* pf) {
+  const int d = DC ? DC : d_run;
   int k = 0;
   // (Tiles of 8 keys for one or two queries, 16 accumulators, measured no faster.)
   for (; k + 4 <= nb; k += 4) {
@@ -294,6 +327,7 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
     const uint8_t* kr = keys + (i0 + k) * row;
     if (pf) prefetch_rows(pf + k * row, 4 * row);
     VF ks[4] = {vzero(), vzero(), vzero(), vzero()};  // set at e = 0
+    ATTN_UNROLL
     for (int e = 0; e < d; e += kW) {
       // Q8_0: a new block scale per key every kVecPerBlock vectors (d is a multiple of 32).
       if (R != Rows::Q8_0 || e % ops::kQK == 0) {
@@ -328,6 +362,17 @@ void block_scores(const float* const* q, int d, const uint8_t* keys, size_t row,
     ATTN_UNROLL
     for (int jj = 0; jj < J; ++jj) sc[jj][k] = scale * vhsum(acc[jj]);
   }
+}
+
+// block_scores with the usual head dims fixed at compile time (64: Llama 3.2 1B; 128: Qwen3,
+// Llama 3 8B; 256: Gemma), any other at run time.
+template <Rows R, int J>
+void block_scores_any(const float* const* q, int d, const uint8_t* keys, size_t row, int64_t i0,
+                      int nb, float scale, float* const* sc, const uint8_t* pf) {
+  if (d == 128) return block_scores<R, J, 128>(q, d, keys, row, i0, nb, scale, sc, pf);
+  if (d == 64) return block_scores<R, J, 64>(q, d, keys, row, i0, nb, scale, sc, pf);
+  if (d == 256) return block_scores<R, J, 256>(q, d, keys, row, i0, nb, scale, sc, pf);
+  block_scores<R, J>(q, d, keys, row, i0, nb, scale, sc, pf);
 }
 
 // out[jj][e0 .. e0 + kW*NV) = corr[jj] * out[jj][...] + Σ_k p[jj][k] * value(i0 + k)[...].
@@ -422,11 +467,11 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
     const uint8_t* pf_keys = keys + (i0 + kBlock) * row;
     int j = 0;
     for (; j + kQueryTile <= n_q; j += kQueryTile)
-      block_scores<R, kQueryTile>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
+      block_scores_any<R, kQueryTile>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
     for (; j + 2 <= n_q; j += 2)
-      block_scores<R, 2>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
+      block_scores_any<R, 2>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
     if (j < n_q)
-      block_scores<R, 1>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
+      block_scores_any<R, 1>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
 
     // Keys after a query's position are masked; a block entirely before every query
     // (the usual case) needs no check per query.
@@ -455,7 +500,9 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
         continue;
       }
       const float m_new = std::max(m[j], bmax);
-      corr[j] = std::exp(m[j] - m_new);  // 0 on the first visible block
+      // 0 on the first visible block; 1 without a call where the running max holds, as it does
+      // in most blocks once the largest scores are behind.
+      corr[j] = m_new == m[j] ? 1.0f : std::exp(m[j] - m_new);
       m[j] = m_new;
       const SV mv = sset1(m_new);
       SV sum = sset1(0.0f);

@@ -250,14 +250,17 @@ TEST(Attention, OtherHeadDims) {
   // 64, 48 and 8 use the vector kernels (48: 512-bit with a 32+16 split; 8: 256-bit only);
   // 40 has a 32+8 split; 12 and 1 take the scalar path. Q8_0 (blocks of 32): 32, 64, 96
   // (512-bit: a 64-element value tile, then a one-vector tail that reads its own scales), 256.
+  // 64, 128 and 256 have score loops of their own, unrolled at compile time: 3 queries take
+  // their tiles of 2 and 1, 5 the 512-bit tile of 4.
   uint32_t seed = 500;
   for (int d : {64, 48, 8, 40, 12, 1, 32, 96, 256})
-    for (DType t : {DType::F32, DType::F16, DType::Q8_0}) {
-      if (t == DType::Q8_0 && d % 32 != 0) continue;
-      const Case c{t, d, 3, 150};
-      check(c, attend_entry, "attend", ++seed);
-      check_simd(c, seed);
-    }
+    for (DType t : {DType::F32, DType::F16, DType::Q8_0})
+      for (int n_q : {3, 5}) {
+        if (t == DType::Q8_0 && d % 32 != 0) continue;
+        const Case c{t, d, n_q, 150};
+        check(c, attend_entry, "attend", ++seed);
+        check_simd(c, seed);
+      }
 }
 
 TEST(Attention, PeakedScoresRescaleAcrossBlocks) {
