@@ -802,7 +802,8 @@ inline const typename G::Block* group_blocks(const MatmulJob& j, int64_t g) {
 }
 
 // Every cache line of the block kDistance bytes ahead of `block`, wherever it starts, into
-// every cache level (kLocality 3: prefetcht0) or from L2 on (2: prefetcht1).
+// every cache level (kLocality 3: prefetcht0), from L2 on (2: prefetcht1) or as data read once
+// (0: prefetchnta).
 template <int kBytes, int kDistance, int kLocality>
 inline void prefetch_bytes(const void* block) {
   const char* p = static_cast<const char*>(block) + kDistance;

@@ -40,7 +40,10 @@ inline void q8_0x16_streams(const MatmulJob& j, const int64_t* groups, int64_t t
     for (int s = 0; s < S; ++s) {
       const BlockQ8_0x16* block = w[s] + b;
       if constexpr (kPrefetch) {
-        prefetch_bytes<sizeof(BlockQ8_0x16), kGemvPrefetchX4, 3>(block);
+        // Non-temporal (prefetchnta): each weight is read once per token. Against prefetcht0,
+        // Qwen3-0.6B shape Q8_0, 2 threads, 8 alternating pairs of runs: decode at depth 0
+        // 91.8 -> 93.1 tok/s (medians; per pair +1%), at depth 16384 21.6 -> 22.9.
+        prefetch_bytes<sizeof(BlockQ8_0x16), kGemvPrefetchX4, 0>(block);
         // Past one token tile, compute paces the streams: also bring blocks into L2 from far
         // ahead (as Q8_0x4's small batches, x86_matmul.inl kFarPrefetch).
         if constexpr (T > kTileTokens) prefetch_bytes<sizeof(BlockQ8_0x16), kFarPrefetch<Q8_0x4Group>, 2>(block);
