@@ -83,23 +83,7 @@ inline SV smul(SV a, SV b) { return vmulq_f32(a, b); }
 inline SV sexp(SV x) { return ops::exp4(x); }
 inline float shmax(SV v) { return vmaxvq_f32(v); }
 inline float shsum(SV v) { return vaddvq_f32(v); }
-#elif TRIATTN_ATTN_WIDTH == 512
-// The softmax on 512-bit vectors too (exp512): against exp256 it took the kernel from 91.4
-// to 98.1 GB/s of K+V on two threads with the rows in L2 (medians of 21 alternating runs; the
-// softmax was ~22% of the kernel's time there, a tenth of it the exponentials).
-using SV = __m512;
-constexpr int kSW = 16;
-inline SV sload(const float* p) { return _mm512_loadu_ps(p); }
-inline void sstore(float* p, SV v) { _mm512_storeu_ps(p, v); }
-inline SV sset1(float x) { return _mm512_set1_ps(x); }
-inline SV smax(SV a, SV b) { return _mm512_max_ps(a, b); }
-inline SV sadd(SV a, SV b) { return _mm512_add_ps(a, b); }
-inline SV ssub(SV a, SV b) { return _mm512_sub_ps(a, b); }
-inline SV smul(SV a, SV b) { return _mm512_mul_ps(a, b); }
-inline SV sexp(SV x) { return ops::exp512(x); }
-inline float shmax(SV v) { return ops::hmax_ps(_mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1))); }
-inline float shsum(SV v) { return ops::hsum_ps(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1))); }
-#else
+#elif TRIATTN_ATTN_WIDTH == 256
 // AVX2: the softmax on 256-bit vectors (exp256).
 using SV = __m256;
 constexpr int kSW = 8;
@@ -140,6 +124,21 @@ inline __m256 fold(VF v) {
   return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
 }
 inline float vhsum(VF v) { return ops::hsum_ps(fold(v)); }
+// The softmax on the same 512-bit vectors (exp512): against exp256 it took the kernel from
+// 91.4 to 98.1 GB/s of K+V on two threads with the rows in L2 (medians of 21 alternating
+// runs; the softmax was ~22% of the kernel's time there, a tenth of it the exponentials).
+using SV = VF;
+constexpr int kSW = kW;
+inline SV sload(const float* p) { return vloadf(p); }
+inline void sstore(float* p, SV v) { vstoref(p, v); }
+inline SV sset1(float x) { return vset1(x); }
+inline SV smax(SV a, SV b) { return _mm512_max_ps(a, b); }
+inline SV sadd(SV a, SV b) { return _mm512_add_ps(a, b); }
+inline SV ssub(SV a, SV b) { return _mm512_sub_ps(a, b); }
+inline SV smul(SV a, SV b) { return vmul(a, b); }
+inline SV sexp(SV x) { return ops::exp512(x); }
+inline float shmax(SV v) { return ops::hmax_ps(_mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1))); }
+inline float shsum(SV v) { return vhsum(v); }
 // Two queries' four keys at once: d0[0..4) = scale * (the sums of a[0..4)), d1 from b. One
 // tree over the eight vectors (halves, then quarters, then lanes) takes about 25 shuffles
 // and adds where store_hsum4 twice takes about 40 (its hadds are three operations each);
@@ -295,11 +294,8 @@ inline int32_t max_of(const int32_t* p, int n) {
 // 64.6 -> 66.5 GB/s against prefetcht0; decode at depth 16384, medians of 5 and 8 alternating
 // runs: 25.69 -> 26.02 and 23.61 -> 23.82 tok/s). AArch64 keeps PRFM PLDL1KEEP, unmeasured.
 inline void prefetch_rows(const uint8_t* p, size_t bytes) {
-#if TRIATTN_ATTN_WIDTH == 128
-  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 3);
-#else
-  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 0);
-#endif
+  constexpr int kLocality = TRIATTN_ATTN_WIDTH == 128 ? 3 : 0;
+  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, kLocality);
 }
 
 // Vectors that share one Q8_0 block scale (kW divides 32).
