@@ -6,7 +6,16 @@
 #include "core/error.h"
 
 // Memory order: every atomic below is sequentially consistent. The sleep/wake handshakes
-// are Dekker-style (each side stores its flag, then loads the other's), which needs it.
+// are Dekker-style (each side stores its flag, then loads the other's), which needs the store
+// ordered before the load. Seq_cst operations alone promise that, but each handshake also has
+// an explicit seq_cst fence (`store_load_fence`) between its store and its load: qemu-user
+// (7.2, aarch64 guest on an x86 host: the CI's aarch64 stage) translates STLR then LDAR without
+// a barrier between them, so the x86 store buffer let both sides miss each other (a litmus
+// test of this exact pattern: 90,037 forbidden outcomes in 200,000 without the fence, none
+// with it), a worker slept through a job and the caller waited for it for ever (test_model_load
+// hung under qemu in one CI run and in one of two 25-pass repeats, both threads asleep on the
+// pool's two condition variables). A DMB is what qemu orders by; on hardware the fence costs
+// one barrier per parallel call (x86's seq_cst store is a locked XCHG already).
 namespace triattn {
 
 namespace {
@@ -21,6 +30,14 @@ constexpr auto kSpin = std::chrono::microseconds(50);
 // Generations step by 2; the low bit says the job is dynamic, so a worker knows how to
 // join a job from its generation alone, before it may read the job's fields.
 constexpr uint64_t kDynamicBit = 1;
+
+// (Not under ThreadSanitizer, which does not model fences and g++ warns of them (-Wtsan); its
+// builds run natively on x86, where the seq_cst operations order themselves.)
+#if defined(__SANITIZE_THREAD__)
+inline void store_load_fence() {}
+#else
+inline void store_load_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#endif
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -104,7 +121,9 @@ void ThreadPool::work(int index) {
 }
 
 void ThreadPool::finish_one(std::atomic<int>& counter) {
-  if (counter.fetch_sub(1) == 1 && caller_waiting_.load()) {
+  const bool last = counter.fetch_sub(1) == 1;
+  store_load_fence();
+  if (last && caller_waiting_.load()) {
     // The caller may be between its check and its wait: taking the mutex orders us after.
     { std::lock_guard<std::mutex> lock(mu_); }
     done_cv_.notify_one();
@@ -118,6 +137,7 @@ void ThreadPool::worker(int index) {
     if (!spin_until(has_news)) {
       std::unique_lock<std::mutex> lock(mu_);
       ++sleepers_;
+      store_load_fence();
       start_cv_.wait(lock, has_news);
       --sleepers_;
     }
@@ -127,6 +147,7 @@ void ThreadPool::worker(int index) {
       // Join only while the caller still holds the job open; once it closed it, the job's
       // fields may already belong to the next one.
       active_.fetch_add(1);
+      store_load_fence();  // against the caller's close below (run)
       if (open_.load() == seen) work(index);
       finish_one(active_);
     } else {
@@ -140,6 +161,7 @@ void ThreadPool::worker(int index) {
 void ThreadPool::wait_zero(const std::atomic<int>& counter) {
   if (spin_until([&] { return counter.load() == 0; })) return;
   caller_waiting_.store(true);
+  store_load_fence();
   {
     std::unique_lock<std::mutex> lock(mu_);
     done_cv_.wait(lock, [&] { return counter.load() == 0; });
@@ -166,6 +188,7 @@ void ThreadPool::run(int64_t n, const std::function<void(int64_t, int64_t, int)>
   else
     pending_.store(n_threads_ - 1);
   generation_.store(gen);
+  store_load_fence();
   if (sleepers_.load() > 0) {
     { std::lock_guard<std::mutex> lock(mu_); }
     start_cv_.notify_all();
@@ -174,6 +197,7 @@ void ThreadPool::run(int64_t n, const std::function<void(int64_t, int64_t, int)>
   if (dynamic) {
     // Every item is claimed: close the job, then wait only for workers inside it.
     open_.store(0);
+    store_load_fence();
     wait_zero(active_);
   } else {
     wait_zero(pending_);
