@@ -14,8 +14,9 @@
 // test of this exact pattern: 90,037 forbidden outcomes in 200,000 without the fence, none
 // with it), a worker slept through a job and the caller waited for it for ever (test_model_load
 // hung under qemu in one CI run and in one of two 25-pass repeats, both threads asleep on the
-// pool's two condition variables). A DMB is what qemu orders by; on hardware the fence costs
-// one barrier per parallel call (x86's seq_cst store is a locked XCHG already).
+// pool's two condition variables). A DMB is what qemu orders by; on hardware the fences cost
+// one or two barriers per parallel call on the caller's side (x86's seq_cst store is a locked
+// XCHG already).
 namespace triattn {
 
 namespace {
