@@ -101,6 +101,7 @@ void KvCache::append(int layer, int32_t pos, const float* k, const float* v) {
     store_row(shape_.type, k + h * d, krows(s) + s.n * row_bytes_, d);
     store_row(shape_.type, v + h * d, vrows(s) + s.n * row_bytes_, d);
     s.pos[s.n] = pos;
+    s.max_pos = std::max(s.max_pos, pos);
     ++s.n;
     live_bytes_ += 2 * row_bytes_;
     peak_tokens_ = std::max(peak_tokens_, s.n);
@@ -163,7 +164,7 @@ void KvCache::compact(Stream& s, const std::vector<int32_t>& keep) {
 }
 
 void KvCache::clear() {
-  for (Stream& s : streams_) s.n = 0;
+  for (Stream& s : streams_) s.n = 0, s.max_pos = std::numeric_limits<int32_t>::min();
   live_bytes_ = 0;
   n_processed_ = 0;
 }

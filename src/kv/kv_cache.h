@@ -9,6 +9,7 @@
 // Only append() and apply() mutate; policies only read the cache and produce plans.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,10 @@ class KvCache {
   const int32_t* positions(int layer, int head) const {
     return streams_[stream_index(layer, head)].pos.data();
   }
+  // No row of the stream has a position above this (INT32_MIN while it holds none): the
+  // largest appended, kept through pruning as a bound. Decode's queries are newer than every
+  // cached key, and this tells attention so without a pass over the positions.
+  int32_t max_position(int layer, int head) const { return streams_[stream_index(layer, head)].max_pos; }
   // Rows of head_dim elements of shape().type, row_bytes() apart (ops::dequantize_row reads
   // one into floats).
   const void* keys(int layer, int head) const { return krows(streams_[stream_index(layer, head)]); }
@@ -108,6 +113,7 @@ class KvCache {
     int64_t in_arena = -1;    // else: K rows at arena_ + in_arena, V rows right after them
     std::vector<int32_t> pos;  // size() is the stream's capacity in rows
     int64_t n = 0;
+    int32_t max_pos = std::numeric_limits<int32_t>::min();  // max_position()
   };
   const uint8_t* krows(const Stream& s) const { return s.in_arena >= 0 ? arena_.data() + s.in_arena : s.own_k.data(); }
   const uint8_t* vrows(const Stream& s) const {

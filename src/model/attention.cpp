@@ -119,6 +119,7 @@ bool all_after(const AttentionStream& sub, const int32_t* q_pos, int n_q) {
   if (sub.sinks) return false;  // a gpt-oss sink counts in chunk 0 whatever its keys
   if (sub.n == 0) return true;
   const int32_t newest = *std::max_element(q_pos, q_pos + n_q);
+  if (sub.max_pos <= newest) return false;  // decode: the newest query sees every key
   return sub.pos[0] > newest && *std::min_element(sub.pos, sub.pos + sub.n) > newest;
 }
 

@@ -472,8 +472,9 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
       block_scores_any<R, 1>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
 
     // Keys after a query's position are masked; a block entirely before every query
-    // (the usual case) needs no check per query.
-    const int32_t block_max_pos = max_of(s.pos + i0, nb);
+    // (the usual case) needs no check per query, and a stream whose bound is before every
+    // query (decode) no look at its positions.
+    const int32_t block_max_pos = s.max_pos > min_q_pos ? max_of(s.pos + i0, nb) : min_q_pos;
     // A sliding window also masks keys too old for the newest query of the call.
     const bool window_check =
         s.window > 0 && max_q_pos - *std::min_element(s.pos + i0, s.pos + i0 + nb) >= s.window;

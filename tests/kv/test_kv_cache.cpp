@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,44 @@ TEST_P(KvCacheTest, ReservedStreamsSitSideBySideUntilTheyOutgrowTheirShare) {
   d.reserve(40);
   EXPECT_EQ(d.capacity(), 64);  // the stream's own doubling rule: at least 64 rows
   expect_stream(d, 0, 1, {0, 1});
+}
+
+// max_position bounds every row's position through appends (in or out of order), pruning,
+// a window's drop and copies, and starts again at clear(): attention skips its masking pass
+// on it, so a bound below a kept row would let a query see a key after it.
+TEST_P(KvCacheTest, MaxPositionBoundsEveryRow) {
+  KvCache c(KvCacheShape{2, 2, 32, GetParam()});
+  const int32_t none = std::numeric_limits<int32_t>::min();
+  auto bounds_all = [](const KvCache& k) {
+    for (int l = 0; l < 2; ++l)
+      for (int h = 0; h < 2; ++h)
+        for (int64_t r = 0; r < k.size(l, h); ++r)
+          if (k.positions(l, h)[r] > k.max_position(l, h)) return false;
+    return true;
+  };
+  EXPECT_EQ(c.max_position(1, 1), none);
+  append_tokens(c, 0, 10);
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 2; ++h) EXPECT_EQ(c.max_position(l, h), 9);
+  KeepPlan plan;
+  plan.keep = {{0, 9}, {1, 2, 3}, {5}, {}};
+  c.apply(plan);
+  EXPECT_TRUE(bounds_all(c));
+  EXPECT_EQ(c.max_position(0, 0), 9);
+  append_tokens(c, 20, 21);
+  append_tokens(c, 15, 16);  // out of order: the bound is the largest, not the last
+  EXPECT_TRUE(bounds_all(c));
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 2; ++h) EXPECT_EQ(c.max_position(l, h), 20);
+  const KvCache copy = c;
+  c.drop_before(0, 16);
+  EXPECT_TRUE(bounds_all(c));
+  EXPECT_EQ(copy.max_position(0, 0), 20);
+  c.clear();
+  EXPECT_EQ(c.max_position(0, 1), none);
+  append_tokens(c, 3, 4);
+  EXPECT_EQ(c.max_position(0, 1), 3);
+  EXPECT_EQ(copy.max_position(0, 1), 20);
 }
 
 TEST_P(KvCacheTest, RejectsMalformedPlans) {

@@ -38,13 +38,14 @@ struct Data {
                                 // Q8_0 quantization)
   std::vector<int32_t> pos;     // [n]
   AttentionStream stream() const {
-    return AttentionStream{type, k.data(), v.data(), pos.data(), n, d, window, softcap};
+    return AttentionStream{type, k.data(), v.data(), pos.data(), n, d, window, softcap, nullptr, max_pos};
   }
   DType type;
   int d;
   int64_t n;
   int32_t window = 0;  // sliding-window layers: q_pos - pos < window
   float softcap = 0;   // Gemma 2: scores -> cap * tanh(scores / cap)
+  int32_t max_pos = std::numeric_limits<int32_t>::max();  // the caller's bound on pos (none)
   bool visible(int64_t i, int j) const {
     return pos[i] <= q_pos[j] && (window == 0 || q_pos[j] - pos[i] < window);
   }
@@ -139,6 +140,8 @@ void attend_entry(const float* const* q, const int32_t* q_pos, int n_q, const At
   attend(q, q_pos, n_q, s, scale, out, weights);
 }
 
+void check_data(const Data& x, const Case& c, Kernel kernel);
+
 void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float q_scale = 1.0f,
            int32_t window = 0, float softcap = 0) {
   SCOPED_TRACE(::testing::Message() << name << " " << dtype_name(c.type) << " d=" << c.head_dim
@@ -147,6 +150,12 @@ void check(const Case& c, Kernel kernel, const char* name, uint32_t seed, float 
   Data x = make(c, seed, q_scale);
   x.window = window;
   x.softcap = softcap;
+  check_data(x, c, kernel);
+}
+
+// The kernel's outputs and weights for x against the reference, and their independence of
+// the weights being asked for and of the call's other queries.
+void check_data(const Data& x, const Case& c, Kernel kernel) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   std::vector<float> out(static_cast<size_t>(c.n_q) * c.head_dim, NAN);
   std::vector<float> weights(static_cast<size_t>(c.n_q * c.n), NAN);
@@ -273,6 +282,53 @@ TEST(Attention, PeakedScoresRescaleAcrossBlocks) {
     check(c, attention_detail::attend_scalar, "scalar", seed, 40.0f);
     check_simd(c, seed, 40.0f);
   }
+}
+
+// The caller's bound on a stream's positions (AttentionStream::max_pos, the KV cache's
+// max_position) lets the kernels skip the per-block position pass when every query is at or
+// after it, as in decode; a bound above some query must leave the masking as it is. Every
+// kernel against the reference, and bit for bit against the same call without a bound.
+TEST(Attention, APositionBoundMasksExactlyAsWithout) {
+  uint32_t seed = 1200;
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0})
+    for (int64_t n : {5, 64, 200}) {
+      const Case c{t, 128, 4, n};
+      // 0: queries spread over the stream (keys after some of them), bound = the true max;
+      // 1: decode, every query after the newest key; 2: the newest query at the bound itself
+      // and the others before it (keys at the bound are visible to it, later ones to none).
+      for (int shape = 0; shape < 3; ++shape) {
+        SCOPED_TRACE(::testing::Message() << dtype_name(t) << " n=" << n << " shape " << shape);
+        Data x = make(c, ++seed);
+        const int32_t newest = *std::max_element(x.pos.begin(), x.pos.end());
+        if (shape == 1)
+          for (int j = 0; j < c.n_q; ++j) x.q_pos[j] = newest + j;
+        if (shape == 2)
+          for (int j = 0; j < c.n_q; ++j) x.q_pos[j] = newest - 3 * j;
+        const float scale = 0.125f;
+        std::vector<const float*> qs;
+        for (int j = 0; j < c.n_q; ++j) qs.push_back(x.q.data() + j * c.head_dim);
+        auto run = [&](Kernel kernel, const Data& d) {
+          std::vector<float> out(static_cast<size_t>(c.n_q) * c.head_dim, NAN);
+          std::vector<float*> outs;
+          for (int j = 0; j < c.n_q; ++j) outs.push_back(out.data() + j * c.head_dim);
+          kernel(qs.data(), d.q_pos.data(), c.n_q, d.stream(), scale, outs.data(), nullptr, nullptr);
+          return out;
+        };
+        Data bounded = x;
+        bounded.max_pos = newest;
+        std::vector<Kernel> kernels = {attend_entry, attention_detail::attend_scalar};
+#if defined(__x86_64__)
+        if (cpu_has_avx2()) kernels.push_back(attention_detail::attend_avx2);
+        if (cpu_has_avx512()) kernels.push_back(attention_detail::attend_avx512);
+#elif defined(__aarch64__)
+        kernels.push_back(attention_detail::attend_neon);
+#endif
+        for (Kernel kernel : kernels) {
+          check_data(bounded, c, kernel);
+          EXPECT_EQ(run(kernel, bounded), run(kernel, x));
+        }
+      }
+    }
 }
 
 TEST(Attention, NoVisibleKeyGivesZeros) {
