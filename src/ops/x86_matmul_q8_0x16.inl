@@ -125,6 +125,7 @@ inline void q8_0x16_streams(const MatmulJob& j, const int64_t* groups, int64_t t
 struct Q8_0x16Units {
   static constexpr int kRows = 16, kTile = 2, kTokens = 8;
   static constexpr int kSmallStreams = 6, kBatchStreams = kTile, kBatchTokens = kTokens;
+  static constexpr int kLead = kGemvPrefetchX4, kLeadLocality = 0;  // q8_0x16_streams' prefetch
   template <int S>
   static void gemv(const MatmulJob& j, const int64_t* u) { q8_0x16_streams<S, 1, true>(j, u, 0); }
   // The driver's form (x86_matmul.inl, small_batch_slices); units here are never paired.
