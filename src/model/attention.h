@@ -34,7 +34,8 @@ struct AttentionStream {
   // A bound on pos[0..n) known to the caller (the KV cache's max_position), or INT32_MAX.
   // When every query of a call is at or after it (decode), no key is masked and the kernels
   // skip the per-block pass over the positions: at depth 16384 that pass stalled on memory
-  // (the positions are a fifth stream the prefetches do not cover) for ~2% of decode's time.
+  // for ~2% of decode's time (the positions are a third stream beside the K and V rows,
+  // and no prefetch covers them).
   int32_t max_pos = std::numeric_limits<int32_t>::max();
 };
 

@@ -1106,8 +1106,9 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
     // kLead bytes per stream would arrive one demand miss after another: bring them in
     // together first. A range is a claim of the thread pool, several per call and a few
     // hundred calls per token. Qwen3-0.6B Q8_0, every matrix of a token in decode order
-    // (141 calls, 2 threads), alternating in one process: +1-5% in 7 of 8 rounds, 70.4 /
-    // 71.8 / 68.0 / 71.0 against 69.5 / 69.8 / 65.6 / 68.7 GB/s (probe 77-82).
+    // (141 calls, 2 threads), alternating in one process: +0.5-5% in 7 of 8 rounds, 70.4 /
+    // 71.8 / 68.0 / 71.0 against 69.5 / 69.8 / 65.6 / 68.7 GB/s (probe 77-82); the whole
+    // decode could not tell it from the VM's noise (docs/benchmarks.md, seventeenth session).
     if (part > 0) {
       const size_t unit = static_cast<size_t>(U::kRows) * j.w_stride;
       const size_t lead = std::min(static_cast<size_t>(U::kLead), unit * static_cast<size_t>(part));
