@@ -1109,14 +1109,13 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
     // (141 calls, 2 threads), alternating in one process: +0.5-5% in 7 of 8 rounds, 70.4 /
     // 71.8 / 68.0 / 71.0 against 69.5 / 69.8 / 65.6 / 68.7 GB/s (probe 77-82); the whole
     // decode could not tell it from the VM's noise (docs/benchmarks.md, seventeenth session).
+    // (Past a share shorter than kLead this reaches into the next one, as the streams' own
+    // prefetches run past their ends.)
     if (part > 0) {
       const size_t unit = static_cast<size_t>(U::kRows) * j.w_stride;
-      const size_t lead = std::min(static_cast<size_t>(U::kLead), unit * static_cast<size_t>(part));
       TRIATTN_UNROLL
-      for (int s = 0; s < S; ++s) {
-        const uint8_t* p = j.w + static_cast<size_t>(u0 + s * part) * unit;
-        for (size_t o = 0; o < lead; o += 64) __builtin_prefetch(p + o, 0, U::kLeadLocality);
-      }
+      for (int s = 0; s < S; ++s)
+        prefetch_bytes<U::kLead, 0, U::kLeadLocality>(j.w + static_cast<size_t>(u0 + s * part) * unit);
     }
     for (int64_t i = 0; i < part; ++i) {
       int64_t units[S];

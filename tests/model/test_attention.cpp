@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -214,6 +215,19 @@ bool cpu_has_avx512() {
 }
 #endif
 
+// The scalar kernel and every SIMD kernel this CPU runs, by name (head dims that are
+// multiples of 16 suit them all).
+std::vector<std::pair<Kernel, const char*>> cpu_kernels() {
+  std::vector<std::pair<Kernel, const char*>> kernels = {{attention_detail::attend_scalar, "scalar"}};
+#if defined(__x86_64__)
+  if (cpu_has_avx2()) kernels.push_back({attention_detail::attend_avx2, "avx2"});
+  if (cpu_has_avx512()) kernels.push_back({attention_detail::attend_avx512, "avx512"});
+#elif defined(__aarch64__)
+  kernels.push_back({attention_detail::attend_neon, "neon"});
+#endif
+  return kernels;
+}
+
 // Every SIMD kernel this CPU runs, each where its head_dim rule lets attend() choose it.
 template <class... Extra>
 void check_simd(const Case& c, uint32_t seed, Extra... extra) {
@@ -316,14 +330,10 @@ TEST(Attention, APositionBoundMasksExactlyAsWithout) {
         };
         Data bounded = x;
         bounded.max_pos = newest;
-        std::vector<Kernel> kernels = {attend_entry, attention_detail::attend_scalar};
-#if defined(__x86_64__)
-        if (cpu_has_avx2()) kernels.push_back(attention_detail::attend_avx2);
-        if (cpu_has_avx512()) kernels.push_back(attention_detail::attend_avx512);
-#elif defined(__aarch64__)
-        kernels.push_back(attention_detail::attend_neon);
-#endif
-        for (Kernel kernel : kernels) {
+        auto kernels = cpu_kernels();
+        kernels.insert(kernels.begin(), {attend_entry, "attend"});
+        for (auto [kernel, name] : kernels) {
+          SCOPED_TRACE(name);
           check_data(bounded, c, kernel);
           EXPECT_EQ(run(kernel, bounded), run(kernel, x));
         }
@@ -357,16 +367,9 @@ TEST(Attention, ChunkCount) {
 // l = the sum of exp(score - m) over visible keys, against double precision; a query that sees
 // no key reports m = -inf, l = 0.
 TEST(Attention, KernelsReportTheirSoftmaxState) {
-  std::vector<std::pair<Kernel, const char*>> kernels = {{attention_detail::attend_scalar, "scalar"}};
-#if defined(__x86_64__)
-  if (cpu_has_avx2()) kernels.push_back({attention_detail::attend_avx2, "avx2"});
-  if (cpu_has_avx512()) kernels.push_back({attention_detail::attend_avx512, "avx512"});
-#elif defined(__aarch64__)
-  kernels.push_back({attention_detail::attend_neon, "neon"});
-#endif
   uint32_t seed = 40;
   for (DType t : {DType::F32, DType::F16, DType::Q8_0})
-    for (auto [kernel, name] : kernels) {
+    for (auto [kernel, name] : cpu_kernels()) {
       const Case c{t, 64, 3, 300};
       Data x = make(c, ++seed);
       x.q_pos[2] = -1;  // sees nothing
