@@ -37,6 +37,18 @@ struct AttentionStream {
   // for ~2% of decode's time (the positions are a third stream beside the K and V rows,
   // and no prefetch covers them).
   int32_t max_pos = std::numeric_limits<int32_t>::max();
+  // How many interleaved parts each score q·k is summed in by the 512-bit kernel: 1, or 2
+  // (row vector i into part i % 2, the parts added, then the lanes). Every query of a stream
+  // is summed alike whatever shares its call, so the choice belongs to the stream, i.e. to
+  // the model: forward.cpp takes 2 where a decode call has a GQA group of 1 or 2 queries.
+  // Such a call's score tile has 4-8 sums, each a chain of dependent FMAs (8 of them at
+  // head_dim 128) that stops at any of its key row's loads still in flight; two parts halve
+  // the chains. Qwen3-0.6B shape, `attend()` out of cache (28 x 8 F16 streams of 16384 keys,
+  // 2 queries, two threads, Zen 5 VM, alternating in one process): 62.2 -> 65.0 and
+  // 65.7 -> 68.5 GB/s (medians of 30 rounds). Tiles of 4 queries have 16 chains already, and
+  // two parts cost them 3-7% (they must be made one after the other), so groups of 4 or more
+  // keep 1. The other kernels sum in one part whatever this says.
+  int score_parts = 1;
 };
 
 // For each query j < n_q:

@@ -6,7 +6,8 @@
 // (VF: the score and value loops; SV: the softmax over a block). Per block of kBlock keys:
 //   1. scores of every query against the block: kQueryTile queries (4 at 512 bits, 2 at
 //      256) x four keys per register tile, so each key row is converted once per tile of
-//      queries and reduced 4 keys at a time (two queries' sums in one tree at 512 bits);
+//      queries and reduced 4 keys at a time (two queries' sums in one tree at 512 bits),
+//      each sum in one or two interleaved parts (the stream's score_parts, 512 bits);
 //   2. online softmax per query: new running max, rescale factor, p = exp(score - max);
 //   3. values: kQueryTile queries x 4 vectors of dims per register tile (one or two queries
 //      x 8 vectors at 512 bits), the rescale folded into the load of the running output.
@@ -54,6 +55,7 @@ inline VF vzero() { return vdupq_n_f32(0); }
 inline VF vloadf(const float* p) { return vld1q_f32(p); }
 inline void vstoref(float* p, VF v) { vst1q_f32(p, v); }
 inline VF vfmadd(VF a, VF b, VF c) { return vfmaq_f32(c, a, b); }
+inline VF vadd(VF a, VF b) { return vaddq_f32(a, b); }
 inline VF vmul(VF a, VF b) { return vmulq_f32(a, b); }
 inline VF vset1(float x) { return vdupq_n_f32(x); }
 inline VF vbroadcast(const float* p) { return vld1q_dup_f32(p); }
@@ -116,6 +118,7 @@ inline VF vzero() { return _mm512_setzero_ps(); }
 inline VF vloadf(const float* p) { return _mm512_loadu_ps(p); }
 inline void vstoref(float* p, VF v) { _mm512_storeu_ps(p, v); }
 inline VF vfmadd(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
+inline VF vadd(VF a, VF b) { return _mm512_add_ps(a, b); }
 inline VF vmul(VF a, VF b) { return _mm512_mul_ps(a, b); }
 inline VF vset1(float x) { return _mm512_set1_ps(x); }
 inline VF vbroadcast(const float* p) { return _mm512_set1_ps(*p); }
@@ -191,6 +194,7 @@ inline VF vzero() { return _mm256_setzero_ps(); }
 inline VF vloadf(const float* p) { return _mm256_loadu_ps(p); }
 inline void vstoref(float* p, VF v) { _mm256_storeu_ps(p, v); }
 inline VF vfmadd(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
+inline VF vadd(VF a, VF b) { return _mm256_add_ps(a, b); }
 inline VF vmul(VF a, VF b) { return _mm256_mul_ps(a, b); }
 inline VF vset1(float x) { return _mm256_set1_ps(x); }
 inline VF vbroadcast(const float* p) { return _mm256_broadcast_ss(p); }
@@ -303,12 +307,16 @@ constexpr int kVecPerBlock = ops::kQK / kW;
 
 // sc[jj][k] = scale * q[jj]·key(i0 + k) for jj < J, k < nb.
 // pf: null, or rows to prefetch in step with the keys (pf + k*row as key i0+k is read).
+// S: the parts each sum is made of (AttentionStream::score_parts): the row's vectors go to
+// them in turn (vector i to part i % S), the parts are added in order, and the sum's lanes
+// are reduced by the tile's tree (vhsum for the last keys, which are the same keys at every J):
+// one query's scores are the same whatever other queries share its call.
 // DC: the head dim when known at compile time (0: d_run), so the loop over a row unrolls whole
 // and the compiler schedules the row's loads, conversions and FMAs as one straight run: the
 // kernel with head_dim 128 went from 82.9 to 93.2 GB/s of K+V on two threads with the rows
 // in L2, 68.4 -> 69.9 out of cache (512 bits, 2 queries, F16; medians of 15 and 7 alternating
 // runs), the same sums in the same order.
-template <Rows R, int J, int DC = 0>
+template <Rows R, int J, int S, int DC = 0>
 void block_scores(const float* const* q, int d_run, const uint8_t* keys, size_t row, int64_t i0,
                   int nb, float scale, float* const* sc, const uint8_t* pf) {
   const int d = DC ? DC : d_run;
@@ -317,18 +325,14 @@ void block_scores(const float* const* q, int d_run, const uint8_t* keys, size_t 
   // loop unrolled (DC) they were 4-5% faster with the rows in L2 but decode at depth 16384 ran
   // 5% slower, medians of 8 alternating runs: 24.36 -> 23.2 tok/s.)
   for (; k + 4 <= nb; k += 4) {
-    VF acc[J][4];
-    ATTN_UNROLL
-    for (int jj = 0; jj < J; ++jj)
-      ATTN_UNROLL
-      for (int u = 0; u < 4; ++u) acc[jj][u] = vzero();
     const uint8_t* kr = keys + (i0 + k) * row;
     if (pf) prefetch_rows(pf + k * row, 4 * row);
-    VF ks[4] = {vzero(), vzero(), vzero(), vzero()};  // set at e = 0
-    ATTN_UNROLL
-    for (int e = 0; e < d; e += kW) {
-      // Q8_0: a new block scale per key every kVecPerBlock vectors (d is a multiple of 32).
-      if (R != Rows::Q8_0 || e % ops::kQK == 0) {
+    VF ks[4] = {vzero(), vzero(), vzero(), vzero()};  // Q8_0 block scales, set per block
+    // Vector e / kW of the 4 rows into the accumulators a. Q8_0: a new block scale per key
+    // when e starts a block (d is a multiple of 32), or at every step of a pass that skips
+    // vectors (fresh).
+    auto step = [&](int e, VF(&a)[J][4], bool fresh) __attribute__((always_inline)) {
+      if (R == Rows::Q8_0 && (fresh || e % ops::kQK == 0)) {
         ATTN_UNROLL
         for (int u = 0; u < 4; ++u) ks[u] = vscale<R>(kr + u * row, e);
       }
@@ -339,38 +343,92 @@ void block_scores(const float* const* q, int d_run, const uint8_t* keys, size_t 
       for (int jj = 0; jj < J; ++jj) {
         const VF qv = vloadf(q[jj] + e);
         ATTN_UNROLL
-        for (int u = 0; u < 4; ++u) acc[jj][u] = vfmadd(qv, kv[u], acc[jj][u]);
+        for (int u = 0; u < 4; ++u) a[jj][u] = vfmadd(qv, kv[u], a[jj][u]);
+      }
+    };
+    VF sum[J][4];
+    if constexpr (S == 1 || J <= 2) {
+      // The parts side by side: e steps by S vectors, so a vector's part is a constant of the
+      // unrolled body (the accumulators stay in registers when d is a run-time value too).
+      VF acc[S][J][4];
+      ATTN_UNROLL
+      for (int p = 0; p < S; ++p)
+        ATTN_UNROLL
+        for (int jj = 0; jj < J; ++jj)
+          ATTN_UNROLL
+          for (int u = 0; u < 4; ++u) acc[p][jj][u] = vzero();
+      int e = 0;
+      ATTN_UNROLL
+      for (; e + S * kW <= d; e += S * kW)
+        ATTN_UNROLL
+        for (int p = 0; p < S; ++p) step(e + p * kW, acc[p], false);
+      if (e < d) step(e, acc[0], false);  // an odd last vector: part 0
+      ATTN_UNROLL
+      for (int jj = 0; jj < J; ++jj)
+        ATTN_UNROLL
+        for (int u = 0; u < 4; ++u) {
+          sum[jj][u] = acc[0][jj][u];
+          ATTN_UNROLL
+          for (int p = 1; p < S; ++p) sum[jj][u] = vadd(sum[jj][u], acc[p][jj][u]);
+        }
+    } else {
+      // Four queries in two parts would take 32 accumulators besides the key vectors: the
+      // parts are made one after the other instead, the first kept in sum meanwhile (16
+      // stores and loads a tile; these tiles run 3-7% slower than in one part, the
+      // compiler's spills of the side-by-side form up to 8%, docs/benchmarks.md).
+      static_assert(S == 2);
+      VF acc[J][4];
+      ATTN_UNROLL
+      for (int p = 0; p < S; ++p) {
+        ATTN_UNROLL
+        for (int jj = 0; jj < J; ++jj)
+          ATTN_UNROLL
+          for (int u = 0; u < 4; ++u) acc[jj][u] = vzero();
+        ATTN_UNROLL
+        for (int e = p * kW; e < d; e += S * kW) step(e, acc, true);
+        ATTN_UNROLL
+        for (int jj = 0; jj < J; ++jj)
+          ATTN_UNROLL
+          for (int u = 0; u < 4; ++u) sum[jj][u] = p == 0 ? acc[jj][u] : vadd(sum[jj][u], acc[jj][u]);
       }
     }
     ATTN_UNROLL
-    for (int jj = 0; jj + 2 <= J; jj += 2) store_hsum4x2(sc[jj] + k, sc[jj + 1] + k, acc[jj], acc[jj + 1], scale);
-    if constexpr (J % 2) store_hsum4x1(sc[J - 1] + k, acc[J - 1], scale);
+    for (int jj = 0; jj + 2 <= J; jj += 2) store_hsum4x2(sc[jj] + k, sc[jj + 1] + k, sum[jj], sum[jj + 1], scale);
+    if constexpr (J % 2) store_hsum4x1(sc[J - 1] + k, sum[J - 1], scale);
   }
   for (; k < nb; ++k) {
-    VF acc[J];
+    VF acc[S][J];
     ATTN_UNROLL
-    for (int jj = 0; jj < J; ++jj) acc[jj] = vzero();
+    for (int p = 0; p < S; ++p)
+      ATTN_UNROLL
+      for (int jj = 0; jj < J; ++jj) acc[p][jj] = vzero();
     const uint8_t* kr = keys + (i0 + k) * row;
     if (pf) prefetch_rows(pf + k * row, row);
     for (int e = 0; e < d; e += kW) {
       const VF kv = vload_row<R>(kr, e, vscale<R>(kr, e));
+      VF* a = acc[(e / kW) % S];
       ATTN_UNROLL
-      for (int jj = 0; jj < J; ++jj) acc[jj] = vfmadd(vloadf(q[jj] + e), kv, acc[jj]);
+      for (int jj = 0; jj < J; ++jj) a[jj] = vfmadd(vloadf(q[jj] + e), kv, a[jj]);
     }
     ATTN_UNROLL
-    for (int jj = 0; jj < J; ++jj) sc[jj][k] = scale * vhsum(acc[jj]);
+    for (int jj = 0; jj < J; ++jj) {
+      VF sum = acc[0][jj];
+      ATTN_UNROLL
+      for (int p = 1; p < S; ++p) sum = vadd(sum, acc[p][jj]);
+      sc[jj][k] = scale * vhsum(sum);
+    }
   }
 }
 
 // block_scores with the usual head dims fixed at compile time (64: Llama 3.2 1B; 128: Qwen3,
 // Llama 3 8B; 256: Gemma), any other at run time.
-template <Rows R, int J>
+template <Rows R, int J, int S>
 void block_scores_any(const float* const* q, int d, const uint8_t* keys, size_t row, int64_t i0,
                       int nb, float scale, float* const* sc, const uint8_t* pf) {
-  if (d == 128) return block_scores<R, J, 128>(q, d, keys, row, i0, nb, scale, sc, pf);
-  if (d == 64) return block_scores<R, J, 64>(q, d, keys, row, i0, nb, scale, sc, pf);
-  if (d == 256) return block_scores<R, J, 256>(q, d, keys, row, i0, nb, scale, sc, pf);
-  block_scores<R, J>(q, d, keys, row, i0, nb, scale, sc, pf);
+  if (d == 128) return block_scores<R, J, S, 128>(q, d, keys, row, i0, nb, scale, sc, pf);
+  if (d == 64) return block_scores<R, J, S, 64>(q, d, keys, row, i0, nb, scale, sc, pf);
+  if (d == 256) return block_scores<R, J, S, 256>(q, d, keys, row, i0, nb, scale, sc, pf);
+  block_scores<R, J, S>(q, d, keys, row, i0, nb, scale, sc, pf);
 }
 
 // out[jj][e0 .. e0 + kW*NV) = corr[jj] * out[jj][...] + Σ_k p[jj][k] * value(i0 + k)[...].
@@ -426,7 +484,7 @@ void block_values_all(const uint8_t* values, size_t row, int64_t i0, int nb, int
   for (; e0 < d; e0 += kW, pf = nullptr) block_values<R, J, 1>(values, row, i0, nb, e0, p, corr, out, pf);
 }
 
-template <Rows R>
+template <Rows R, int S>
 void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
                  float scale, float* const* out, float* weights, float* state_out) {
   const int d = s.head_dim;
@@ -465,11 +523,11 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
     const uint8_t* pf_keys = keys + (i0 + kBlock) * row;
     int j = 0;
     for (; j + kQueryTile <= n_q; j += kQueryTile)
-      block_scores_any<R, kQueryTile>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
+      block_scores_any<R, kQueryTile, S>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
     for (; j + 2 <= n_q; j += 2)
-      block_scores_any<R, 2>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
+      block_scores_any<R, 2, S>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
     if (j < n_q)
-      block_scores_any<R, 1>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
+      block_scores_any<R, 1, S>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
 
     // Keys after a query's position are masked; a block entirely before every query
     // (the usual case) needs no check per query, and a stream whose bound is before every
@@ -547,12 +605,23 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
 void TRIATTN_ATTEND_NAME(const float* const* q, const int32_t* q_pos, int n_q,
                          const AttentionStream& s, float scale, float* const* out,
                          float* weights, float* state) {
+#if TRIATTN_ATTN_WIDTH == 512  // two-part scores at 512 bits only (AttentionStream::score_parts)
+  if (s.score_parts == 2) {
+    if (s.type == DType::F16)
+      attend_impl<Rows::F16, 2>(q, q_pos, n_q, s, scale, out, weights, state);
+    else if (s.type == DType::Q8_0)
+      attend_impl<Rows::Q8_0, 2>(q, q_pos, n_q, s, scale, out, weights, state);
+    else
+      attend_impl<Rows::F32, 2>(q, q_pos, n_q, s, scale, out, weights, state);
+    return;
+  }
+#endif
   if (s.type == DType::F16)
-    attend_impl<Rows::F16>(q, q_pos, n_q, s, scale, out, weights, state);
+    attend_impl<Rows::F16, 1>(q, q_pos, n_q, s, scale, out, weights, state);
   else if (s.type == DType::Q8_0)
-    attend_impl<Rows::Q8_0>(q, q_pos, n_q, s, scale, out, weights, state);
+    attend_impl<Rows::Q8_0, 1>(q, q_pos, n_q, s, scale, out, weights, state);
   else
-    attend_impl<Rows::F32>(q, q_pos, n_q, s, scale, out, weights, state);
+    attend_impl<Rows::F32, 1>(q, q_pos, n_q, s, scale, out, weights, state);
 }
 
 }  // namespace triattn::attention_detail

@@ -148,7 +148,7 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       return AttentionStream{cache.shape().type, cache.keys(l, kvh), cache.values(l, kvh),
                              cache.positions(l, kvh), cache.size(l, kvh), static_cast<int>(d),
                              sliding ? lc.window : 0, c.attn_softcap, query_sinks,
-                             cache.max_position(l, kvh)};
+                             cache.max_position(l, kvh), group <= 2 ? 2 : 1};
     };
     const auto* sinks = static_cast<const float*>(L.sinks.data);  // gpt-oss: per query head
     // The queries (and outputs, positions, sinks) of KV head kvh's group for tokens [t0, t1)

@@ -39,7 +39,7 @@ struct Data {
                                 // Q8_0 quantization)
   std::vector<int32_t> pos;     // [n]
   AttentionStream stream() const {
-    return AttentionStream{type, k.data(), v.data(), pos.data(), n, d, window, softcap, nullptr, max_pos};
+    return AttentionStream{type, k.data(), v.data(), pos.data(), n, d, window, softcap, nullptr, max_pos, score_parts};
   }
   DType type;
   int d;
@@ -47,6 +47,7 @@ struct Data {
   int32_t window = 0;  // sliding-window layers: q_pos - pos < window
   float softcap = 0;   // Gemma 2: scores -> cap * tanh(scores / cap)
   int32_t max_pos = std::numeric_limits<int32_t>::max();  // the caller's bound on pos (none)
+  int score_parts = 1;  // parts per score (the 512-bit kernel; the others sum in one)
   bool visible(int64_t i, int j) const {
     return pos[i] <= q_pos[j] && (window == 0 || q_pos[j] - pos[i] < window);
   }
@@ -296,6 +297,43 @@ TEST(Attention, PeakedScoresRescaleAcrossBlocks) {
     check(c, attention_detail::attend_scalar, "scalar", seed, 40.0f);
     check_simd(c, seed, 40.0f);
   }
+}
+
+// Scores summed in two parts (AttentionStream::score_parts, what forward.cpp asks for when a
+// model's GQA group is 1 or 2 queries): every kernel against the reference, and a query's
+// outputs the same bit for bit alone as in its call (check_data) on the 512-bit kernel's
+// every tile: 1, 2, 4 (whose two parts are made one after the other) and 4 + 2 + 1 queries;
+// head dims unrolled at compile time (64, 128, 256) and not (48 and 96: an odd last vector
+// goes to the first part); partial last tiles and blocks. On AVX-512 the parts must change
+// the sums' rounding somewhere, or the field would be ignored.
+TEST(Attention, TwoPartScoresMatchReferenceAndDoNotMixQueries) {
+  uint32_t seed = 1500;
+  for (auto [kernel, name] : cpu_kernels())
+    for (DType t : {DType::F32, DType::F16, DType::Q8_0})
+      for (int d : {64, 128, 256, 48, 96})
+        for (int n_q : {1, 2, 4, 5, 7}) {
+          if (t == DType::Q8_0 && d % 32 != 0) continue;
+          const Case c{t, d, n_q, n_q == 7 ? 63 : 201};
+          SCOPED_TRACE(::testing::Message() << name << " " << dtype_name(t) << " d=" << d << " n_q=" << n_q);
+          Data x = make(c, ++seed);
+          x.score_parts = 2;
+          check_data(x, c, kernel);
+        }
+#if defined(__x86_64__)
+  if (!cpu_has_avx512()) return;
+  const Case c{DType::F16, 128, 2, 200};
+  Data x = make(c, 1600);
+  std::vector<const float*> qs = {x.q.data(), x.q.data() + c.head_dim};
+  auto run = [&](int parts) {
+    x.score_parts = parts;
+    std::vector<float> w(static_cast<size_t>(c.n_q * c.n));
+    std::vector<float> out(static_cast<size_t>(c.n_q) * c.head_dim);
+    std::vector<float*> outs = {out.data(), out.data() + c.head_dim};
+    attention_detail::attend_avx512(qs.data(), x.q_pos.data(), c.n_q, x.stream(), 0.1f, outs.data(), w.data(), nullptr);
+    return w;
+  };
+  EXPECT_NE(run(1), run(2)) << "the 512-bit kernel summed both ways alike";
+#endif
 }
 
 // The caller's bound on a stream's positions (AttentionStream::max_pos, the KV cache's
