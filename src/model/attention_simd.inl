@@ -600,28 +600,27 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
   }
 }
 
+// attend_impl for the stream's row type, with scores in S parts.
+template <int S>
+void attend_rows(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+                 float scale, float* const* out, float* weights, float* state) {
+  if (s.type == DType::F16)
+    attend_impl<Rows::F16, S>(q, q_pos, n_q, s, scale, out, weights, state);
+  else if (s.type == DType::Q8_0)
+    attend_impl<Rows::Q8_0, S>(q, q_pos, n_q, s, scale, out, weights, state);
+  else
+    attend_impl<Rows::F32, S>(q, q_pos, n_q, s, scale, out, weights, state);
+}
+
 }  // namespace
 
 void TRIATTN_ATTEND_NAME(const float* const* q, const int32_t* q_pos, int n_q,
                          const AttentionStream& s, float scale, float* const* out,
                          float* weights, float* state) {
 #if TRIATTN_ATTN_WIDTH == 512  // two-part scores at 512 bits only (AttentionStream::score_parts)
-  if (s.score_parts == 2) {
-    if (s.type == DType::F16)
-      attend_impl<Rows::F16, 2>(q, q_pos, n_q, s, scale, out, weights, state);
-    else if (s.type == DType::Q8_0)
-      attend_impl<Rows::Q8_0, 2>(q, q_pos, n_q, s, scale, out, weights, state);
-    else
-      attend_impl<Rows::F32, 2>(q, q_pos, n_q, s, scale, out, weights, state);
-    return;
-  }
+  if (s.score_parts == 2) return attend_rows<2>(q, q_pos, n_q, s, scale, out, weights, state);
 #endif
-  if (s.type == DType::F16)
-    attend_impl<Rows::F16, 1>(q, q_pos, n_q, s, scale, out, weights, state);
-  else if (s.type == DType::Q8_0)
-    attend_impl<Rows::Q8_0, 1>(q, q_pos, n_q, s, scale, out, weights, state);
-  else
-    attend_impl<Rows::F32, 1>(q, q_pos, n_q, s, scale, out, weights, state);
+  attend_rows<1>(q, q_pos, n_q, s, scale, out, weights, state);
 }
 
 }  // namespace triattn::attention_detail
