@@ -32,7 +32,7 @@ PrefillMeasure time_prefill(const Model& model, Forward& forward, const PolicyFa
 }
 
 DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFactory& policies, SyntheticKv& filler,
-                          int64_t depth, int64_t steps, int32_t first_token, int batch) {
+                          int64_t depth, int64_t steps, int32_t first_token, int batch, bool time_phases) {
   if (batch < 1) fail("bench: the batch must hold at least one sequence");
   std::vector<std::unique_ptr<Sequence>> seqs;
   for (int b = 0; b < batch; ++b) {
@@ -61,6 +61,12 @@ DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFact
   std::vector<ForwardItem> items(static_cast<size_t>(batch));
   std::vector<std::vector<float>> logits;
   double kv_bytes_sum = 0;
+  // Unset however the loop ends (m is gone after a throw).
+  struct PhaseTiming {
+    Forward& f;
+    ~PhaseTiming() { f.time_phases(nullptr); }
+  } phase_timing{forward};
+  if (time_phases) forward.time_phases(&m.phases);
   for (int64_t i = 0; i < steps; ++i) {
     const auto t0 = Clock::now();
     for (int b = 0; b < batch; ++b)

@@ -33,6 +33,7 @@ struct DecodeMeasure {
   size_t kv_peak_bytes = 0;    // largest live K+V of one sequence over fill and decode
   int64_t kv_peak_tokens = 0;  // largest stream over fill and decode
   int64_t prune_events = 0;    // during the decode steps
+  ForwardPhases phases;        // with time_phases: the forward calls' time by phase (seconds)
 
   double tok_s() const { return seconds > 0 ? steps / seconds : 0; }  // summed over the batch
   double scoring_share() const { return seconds > 0 ? scoring_ms / 1000.0 / seconds : 0; }
@@ -40,9 +41,10 @@ struct DecodeMeasure {
 
 // Fills `batch` fresh sequences to `depth` with synthetic KV, then times `steps` forward
 // steps of one token per sequence, all sequences in one forward call (greedy: each feeds the
-// argmax of its previous logits, starting from first_token + its index).
+// argmax of its previous logits, starting from first_token + its index). time_phases: also
+// time the steps' forward calls by phase (ForwardPhases), in m.phases.
 DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFactory& policies, SyntheticKv& filler,
-                          int64_t depth, int64_t steps, int32_t first_token, int batch = 1);
+                          int64_t depth, int64_t steps, int32_t first_token, int batch = 1, bool time_phases = false);
 
 // Median and sample standard deviation (0 for fewer than two values).
 struct Spread {

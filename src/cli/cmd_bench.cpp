@@ -49,6 +49,7 @@ struct BenchOptions {
   int64_t sample_tokens = 64;
   uint64_t seed = 1;
   bool json = false;
+  bool phases = false;
 };
 
 // One (policy, depth, batch) cell: every repetition's raw figures.
@@ -82,6 +83,31 @@ double step_weight_bytes(const Model& m, int batch) {
   if (experts == 0) return dense;
   const double p = static_cast<double>(m.config().n_expert_used) / m.config().n_expert;
   return dense + experts * (1 - std::pow(1 - p, batch));
+}
+
+// Bytes one decode step reads in each phase of ForwardPhases: the weights of its matrices
+// (each once per step, whatever the batch) and, for attention, `kv` (every sequence's K+V);
+// -1 where it is not a fixed amount (a MoE layer's FFN, the serial "other").
+std::vector<double> phase_bytes(const Model& m, double kv) {
+  std::vector<double> b(ForwardPhases::kCount, 0.0);
+  auto add = [&](int phase, const TensorView& t) {
+    if (b[phase] >= 0 && !t.empty()) b[phase] += static_cast<double>(t.nbytes());
+  };
+  for (const LayerWeights& L : m.weights().layers) {
+    for (const TensorView* t : {&L.wq, &L.wk, &L.wv}) add(ForwardPhases::kQkv, *t);
+    add(ForwardPhases::kOutput, L.wo);
+    if (L.w_gate.empty() && L.w_up.empty()) {
+      b[ForwardPhases::kFfnIn] = -1;
+    } else {
+      add(ForwardPhases::kFfnIn, L.w_gate);
+      add(ForwardPhases::kFfnIn, L.w_up);
+    }
+    add(ForwardPhases::kFfnDown, L.w_down);
+  }
+  add(ForwardPhases::kLogits, m.weights().output);
+  b[ForwardPhases::kAttention] = kv;
+  b[ForwardPhases::kOther] = -1;
+  return b;
 }
 
 std::string cpu_model_name() {
@@ -155,6 +181,9 @@ int cmd_bench(const std::vector<std::string>& args) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the random prompt and synthetic cache")->capture_default_str();
   app.add_flag("--json", o.json, "print one JSON object instead of a table");
+  app.add_flag("--phases", o.phases,
+               "also time the decode steps by phase of the forward pass (qkv, attention, output, ffn in, ffn down, logits, other): "
+               "ms per step and GB/s of each");
   add_kv_options(app, kv);
   app.remove_option(app.get_option("--kv-policy"));  // --policies replaces it
   if (int rc = parse(app, args); rc >= 0) return rc;
@@ -259,7 +288,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     for (int64_t d : o.depths)
       for (int b : o.batches)
         for (const std::string& p : o.policies) {
-          const DecodeMeasure m = time_decode(*model, forward, *factories[p], filler, d, o.tg, first_token, b);
+          const DecodeMeasure m = time_decode(*model, forward, *factories[p], filler, d, o.tg, first_token, b, o.phases);
           Cell& c = cells[{p, d, b}];
           c.pp_tok_s.push_back(o.pp > 0 ? pp_by_policy[p].back() : 0);
           c.tg_tok_s.push_back(m.tok_s());
@@ -291,6 +320,28 @@ int cmd_bench(const std::vector<std::string>& args) {
         // A step reads the weights once for the whole batch (a MoE model: the experts its
         // tokens select) and each sequence's own cache.
         const double bw = (step_weight_bytes(*model, b) / b + kv_read) * tg.median / 1e9;
+        // Phases: every repetition's steps together (seconds per forward call, i.e. per step
+        // of the whole batch).
+        nlohmann::json phases = nlohmann::json::object();
+        if (o.phases) {
+          ForwardPhases sum;
+          double calls = 0;
+          for (const DecodeMeasure& m : c.decode) {
+            for (int i = 0; i < ForwardPhases::kCount; ++i) sum.seconds[i] += m.phases.seconds[i];
+            calls += static_cast<double>(m.steps) / m.batch;
+          }
+          const std::vector<double> bytes = phase_bytes(*model, kv_read * b);
+          double total = 0;
+          for (double x : sum.seconds) total += x;
+          for (int i = 0; i < ForwardPhases::kCount; ++i) {
+            const double sec = calls > 0 ? sum.seconds[i] / calls : 0;
+            phases[ForwardPhases::name(i)] = {{"ms_per_step", 1e3 * sec},
+                                              {"share", total > 0 ? sum.seconds[i] / total : 0},
+                                              {"bytes_per_step", bytes[i] >= 0 ? nlohmann::json(bytes[i]) : nlohmann::json()},
+                                              {"gbs", bytes[i] >= 0 && sec > 0 ? nlohmann::json(bytes[i] / sec / 1e9)
+                                                                               : nlohmann::json()}};
+          }
+        }
         runs.push_back({{"policy", p},
                         {"depth", d},
                         {"batch", b},
@@ -310,6 +361,7 @@ int cmd_bench(const std::vector<std::string>& args) {
                         {"step_weight_bytes", step_weight_bytes(*model, b)},
                         {"synthetic_depth", true},
                         {"reps", o.reps}});
+        if (o.phases) runs.back()["phases"] = phases;
       }
 
   nlohmann::json prompt_runs = nlohmann::json::array();
@@ -401,6 +453,23 @@ int cmd_bench(const std::vector<std::string>& args) {
                 r["kv_peak_bytes"].get<double>() / 1048576.0, r["kv_bytes_per_token"].get<double>() / 1048576.0,
                 100 * r["scoring_share"].get<double>(), r["bandwidth_gbs"].get<double>(),
                 100 * r["bandwidth_share"].get<double>());
+  }
+  if (o.phases) {
+    std::printf("\nDecode steps by phase of the forward pass (ms per step of the batch, share of the forward\n"
+                "calls' time, GB/s of the bytes the phase reads: its matrices' weights, attention's K+V):\n");
+    for (const nlohmann::json& r : runs) {
+      std::printf("\n%s, depth %lld, batch %d\n", r["policy"].get<std::string>().c_str(),
+                  static_cast<long long>(r["depth"].get<int64_t>()), r["batch"].get<int>());
+      std::printf("  %-10s %10s %8s %10s %8s\n", "phase", "ms/step", "share %", "MiB/step", "GB/s");
+      for (int i = 0; i < ForwardPhases::kCount; ++i) {
+        const nlohmann::json& ph = r["phases"][ForwardPhases::name(i)];
+        char mib[32] = "-", gbs[32] = "-";
+        if (!ph["bytes_per_step"].is_null()) std::snprintf(mib, sizeof mib, "%.1f", ph["bytes_per_step"].get<double>() / 1048576.0);
+        if (!ph["gbs"].is_null()) std::snprintf(gbs, sizeof gbs, "%.1f", ph["gbs"].get<double>());
+        std::printf("  %-10s %10.3f %8.1f %10s %8s\n", ForwardPhases::name(i), ph["ms_per_step"].get<double>(),
+                    100 * ph["share"].get<double>(), mib, gbs);
+      }
+    }
   }
   if (!prompt_runs.empty()) {
     std::printf("\nTime to first token (a prompt of N random tokens from an empty cache; medians of %d reps (sd)):\n\n",

@@ -1,6 +1,7 @@
 #include "model/forward.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -31,7 +32,29 @@ void post_norm(float* y, const TensorView& w, int64_t n_tokens, int64_t n, float
   for (int64_t t = 0; t < n_tokens; ++t) ops::rmsnorm(y + t * n, static_cast<const float*>(w.data), y + t * n, n, eps);
 }
 
+// Charges the time since the last mark to a phase; nothing when no phases are asked for.
+class PhaseClock {
+ public:
+  explicit PhaseClock(ForwardPhases* p) : p_(p), last_(p ? Clock::now() : Clock::time_point{}) {}
+  void mark(ForwardPhases::Phase phase) {
+    if (!p_) return;
+    const Clock::time_point now = Clock::now();
+    p_->seconds[phase] += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  ForwardPhases* p_;
+  Clock::time_point last_;
+};
+
 }  // namespace
+
+const char* ForwardPhases::name(int phase) {
+  static const char* const kNames[kCount] = {"qkv", "attention", "output", "ffn in", "ffn down", "logits", "other"};
+  return phase >= 0 && phase < kCount ? kNames[phase] : "?";
+}
 
 Forward::Forward(const Model& model, ThreadPool* pool) : model_(model), pool_(pool) {}
 
@@ -43,6 +66,7 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
   const int64_t Q = c.n_heads * d, K = c.n_kv_heads * d;
   const int group = c.n_heads / c.n_kv_heads;
   const int half = static_cast<int>(d / 2);
+  PhaseClock clock(phases_);
 
   // Flatten the batch: token t belongs to item owner[t] at absolute position pos[t].
   int64_t T = 0;
@@ -119,7 +143,9 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
     // Q, K and V (and below gate and up) in one parallel call each: one quantization of
     // the input and one synchronisation of the threads instead of three.
     const ops::MatmulTarget qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
+    clock.mark(ForwardPhases::kOther);
     ops::matmul_group(qkv, xn_.data(), T, pool_);
+    clock.mark(ForwardPhases::kQkv);
     add_bias(q_.data(), L.bq, T, Q);
     add_bias(k_.data(), L.bk, T, K);
     add_bias(v_.data(), L.bv, T, K);
@@ -139,6 +165,8 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       ops::rope(&k_[t * K], c.n_kv_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
       items[owner[t]].cache->append(l, pos[t], &k_[t * K], &v_[t * K]);
     }
+
+    clock.mark(ForwardPhases::kOther);
 
     // Attention. One call per (sequence, KV head, run of consecutive tokens): the query
     // heads of the KV head's group for those tokens all read the stream together, so its
@@ -277,20 +305,27 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
           if (next - lc.window + 1 > 0) it.cache->drop_before(l, static_cast<int32_t>(next - lc.window + 1));
         }
 
+    clock.mark(ForwardPhases::kAttention);
     ops::matmul(L.wo, att_.data(), T, tmp_.data(), pool_);
+    clock.mark(ForwardPhases::kOutput);
     add_bias(tmp_.data(), L.bo, T, E);
     post_norm(tmp_.data(), L.post_attn_norm, T, E, c.rms_eps);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
 
     for (int64_t t = 0; t < T; ++t)
       ops::rmsnorm(&x_[t * E], static_cast<const float*>(L.ffn_norm.data), &xn_[t * E], E, c.rms_eps);
+    clock.mark(ForwardPhases::kOther);
     if (lc.ffn == FfnKind::Moe) {
       moe_.run(c, L, xn_.data(), T, tmp_.data(), pool_);
+      clock.mark(ForwardPhases::kFfnIn);
     } else {
       const ops::MatmulTarget gate_up[] = {{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}};
       ops::matmul_group(gate_up, xn_.data(), T, pool_);
+      clock.mark(ForwardPhases::kFfnIn);
       ffn_activation(c, gate_.data(), up_.data(), T * F);
+      clock.mark(ForwardPhases::kOther);
       ops::matmul(L.w_down, gate_.data(), T, tmp_.data(), pool_);
+      clock.mark(ForwardPhases::kFfnDown);
     }
     post_norm(tmp_.data(), L.post_ffn_norm, T, E, c.rms_eps);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
@@ -306,6 +341,7 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       rows.push_back(t + n - 1);
     t += n;
   }
+  clock.mark(ForwardPhases::kOther);
   if (!rows.empty()) {
     const int64_t R = static_cast<int64_t>(rows.size());
     std::vector<float> normed(R * E);
@@ -326,7 +362,9 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       }
     }
   }
+  clock.mark(ForwardPhases::kLogits);
   for (const ForwardItem& it : items) it.cache->advance(static_cast<int64_t>(it.tokens.size()));
+  clock.mark(ForwardPhases::kOther);
 }
 
 }  // namespace triattn

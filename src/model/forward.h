@@ -25,10 +25,26 @@ struct ForwardItem {
   KvPolicy* observing_policy = nullptr;
 };
 
+// Where the time of forward calls goes (`triattn bench --phases`): wall seconds per phase of
+// the pass, summed over every call made while it is set (Forward::time_phases). The phases
+// run one after another on the calling thread's clock, so they add up to the calls' time;
+// the matrix phases are the parallel matmul calls alone, "other" the serial work between
+// them (norms, RoPE, the KV append, residuals, the activation; the merge of the attention
+// chunks counts as attention).
+struct ForwardPhases {
+  enum Phase { kQkv, kAttention, kOutput, kFfnIn, kFfnDown, kLogits, kOther, kCount };
+  double seconds[kCount] = {};
+  // "qkv", "attention", "output", "ffn in" (gate and up; a MoE layer's whole FFN), "ffn down",
+  // "logits", "other".
+  static const char* name(int phase);
+};
+
 class Forward {
  public:
   Forward(const Model& model, ThreadPool* pool);
   ThreadPool* pool() const { return pool_; }
+  // Adds each later call's phase times to *phases; null (the default) stops timing.
+  void time_phases(ForwardPhases* phases) { phases_ = phases; }
   // logits[i] gets item i's logits: vocab floats (Last), n_tokens*vocab (All) or empty.
   void run(std::span<const ForwardItem> items, std::vector<std::vector<float>>& logits,
            ForwardObserver* observer = nullptr);
@@ -41,6 +57,7 @@ class Forward {
   std::vector<float> weights_;  // attention weights of observed items (one KV group)
   std::vector<float> partials_;  // attention chunks' results when they run on several threads
   MoeFfn moe_;                  // the MoE layers' FFN and its scratch
+  ForwardPhases* phases_ = nullptr;
 };
 
 }  // namespace triattn

@@ -165,6 +165,42 @@ TEST(Bench, RepetitionsAndTextTable) {
   EXPECT_EQ(r.out.find("triattention"), std::string::npos) << r.out;  // not requested
 }
 
+// --phases: the decode steps' time by phase of the forward pass, in the JSON (per run, each
+// phase's ms per step, share and, where the bytes are fixed, GB/s) and as a table.
+TEST(Bench, PhasesOfTheDecodeStep) {
+  const BenchRun r = run_bench("-t 1 --depths 0,200 --policies full --reps 2 --pp 0 --tg 8 --probe-mib 16 "
+                               "--probe-runs 1 --phases --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("runs").size(), 2u);
+  for (const auto& run : j.at("runs")) {
+    const auto& ph = run.at("phases");
+    double share = 0;
+    for (const char* name : {"qkv", "attention", "output", "ffn in", "ffn down", "logits", "other"}) {
+      ASSERT_TRUE(ph.contains(name)) << name;
+      EXPECT_GT(ph.at(name).at("ms_per_step").get<double>(), 0) << name;
+      share += ph.at(name).at("share").get<double>();
+    }
+    EXPECT_NEAR(share, 1.0, 1e-9);
+    EXPECT_TRUE(ph.at("other").at("gbs").is_null());  // no fixed bytes
+    EXPECT_GT(ph.at("qkv").at("gbs").get<double>(), 0);
+    // Attention reads the K+V the run reports; the matrices their weights, whatever the depth.
+    EXPECT_DOUBLE_EQ(ph.at("attention").at("bytes_per_step").get<double>(),
+                     run.at("kv_bytes_per_token").get<double>());
+  }
+  EXPECT_EQ(j.at("runs")[0].at("phases").at("ffn down").at("bytes_per_step"),
+            j.at("runs")[1].at("phases").at("ffn down").at("bytes_per_step"));
+  const BenchRun plain = run_bench("-t 1 --depths 0 --policies full --reps 1 --pp 0 --tg 2 --probe-mib 16 --probe-runs 1 --json");
+  ASSERT_EQ(plain.rc, 0) << plain.out;
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).at("runs")[0].contains("phases"));  // only when asked
+
+  const BenchRun text = run_bench("-t 1 --depths 0 --policies full --reps 1 --pp 0 --tg 2 --probe-mib 16 --probe-runs 1 "
+                                  "--phases");
+  ASSERT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("Decode steps by phase"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("ffn down"), std::string::npos) << text.out;
+}
+
 TEST(Bench, StatsFileIsUsedWithoutCalibrating) {
   const std::string text = ::testing::TempDir() + "/bench_calibration.txt";
   {
