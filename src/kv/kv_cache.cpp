@@ -69,11 +69,11 @@ void KvCache::grow(Stream& s, int64_t need) {
 void KvCache::reserve(int64_t n) {
   const size_t stream_bytes = static_cast<size_t>(std::max<int64_t>(n, 0)) * row_bytes_;
   const bool empty = std::all_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.pos.empty(); });
-  if (!empty || stream_bytes == 0 || stream_bytes >= kHugePageBytes) {
+  if (!empty || stream_bytes == 0) {
     for (Stream& s : streams_) grow(s, n);
     return;
   }
-  // Every stream's K rows then V rows, side by side: small streams in huge pages (Stream).
+  // Every stream's K rows then V rows, side by side, all in huge pages (Stream).
   arena_ = Rows(2 * stream_bytes * streams_.size());
   for (size_t i = 0; i < streams_.size(); ++i) {
     streams_[i].in_arena = static_cast<int64_t>(2 * stream_bytes * i);
