@@ -109,10 +109,10 @@ class KvCache {
   // Streams under 2 MiB (a bounded policy's) get huge pages only in the arena. So do the
   // last rows of larger ones: an allocation of its own ends in a partial huge page, left in
   // 4 KiB pages, and a decode that appends there faults a page every 16 F16 rows of 128 in
-  // each of the 448 K and V buffers (Qwen3-0.6B, depth 16384: the forward pass's serial
-  // rest 1.0 -> 0.68 ms a token, decode 23.6 / 23.8 -> 24.3 / 24.5 tok/s, bench --phases;
-  // the same RSS). Rows are found by offset, not pointer, so the default copy of a cache is a
-  // valid cache.
+  // each of the 448 K and V buffers (Qwen3-0.6B Q8_0, depth 16384, 2 threads: the forward
+  // pass's serial rest 1.03 -> 0.68 ms a token and decode 23.43 -> 23.99 tok/s, medians of 6
+  // alternating rounds of bench --phases; the same RSS). Rows are found by offset, not
+  // pointer, so the default copy of a cache is a valid cache.
   using Rows = std::vector<uint8_t, LargeAllocator<uint8_t>>;
   struct Stream {
     Rows own_k, own_v;        // the rows, unless they are in the arena
