@@ -146,6 +146,13 @@ inline float shsum(SV v) { return vhsum(v); }
 // tree over the eight vectors (halves, then quarters, then lanes) takes about 25 shuffles
 // and adds where store_hsum4 twice takes about 40 (its hadds are three operations each);
 // at the narrower widths it is store_hsum4 twice (defined after the width sections).
+// Most of its shuffles cross 128-bit parts, and on Zen 5 those share a port with vcvtph2ps
+// (8 conversions: 8.6 cycles alone, 12 with 8 vshuff32x4 beside them, 8.6 with 8 vunpcklps).
+// A tree that stays inside the parts for its first two levels (unpack, shuffle_ps; 4 crossing
+// shuffles for the eight sums instead of ~15) was 2.3% faster with the rows in L2 and 11%
+// slower out of cache (attend() alone, 28 x 8 F16 streams of 16384 keys, 2 queries, two
+// threads: 63.8 -> 56.5 GB/s, 7 of 8 rounds behind), decode at depth 16384 -8% (24.9 -> 22.6
+// tok/s, 12 of 12 rounds): kept as it is (docs/benchmarks.md, twentieth session).
 // Lanes of a and b summed half against half: [a's 8 partial sums | b's 8].
 inline VF fold_pair(VF a, VF b) {
   return _mm512_add_ps(_mm512_maskz_shuffle_f32x4(0xFFFF, a, b, _MM_SHUFFLE(1, 0, 1, 0)),
