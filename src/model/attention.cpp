@@ -29,9 +29,10 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
   for (int j = 0; j < n_q; ++j) std::fill(out[j], out[j] + d, 0.0f);
   if (s.sinks)  // the sink as a key of value 0 seen first: max = sink, sum = exp(0)
     for (int j = 0; j < n_q; ++j) m[j] = s.sinks[j], l[j] = 1.0f;
-  float sc[kBlock];
-  for (int64_t i0 = 0; i0 < s.n; i0 += kBlock) {
-    const int nb = static_cast<int>(std::min<int64_t>(kBlock, s.n - i0));
+  float sc[kMaxBlock];
+  const int block = block_keys(row);
+  for (int64_t i0 = 0; i0 < s.n; i0 += block) {
+    const int nb = static_cast<int>(std::min<int64_t>(block, s.n - i0));
     for (int j = 0; j < n_q; ++j) {
       float bmax = kNegInf;
       for (int k = 0; k < nb; ++k) {

@@ -95,9 +95,24 @@ void merge_attention_chunks(int n_q, int head_dim, int64_t n_chunks, const float
                             float* const* out, float* factors = nullptr);
 
 namespace attention_detail {
-// Keys per online-softmax block: the block's K and V rows (2 x 64 x head_dim elements) stay
-// in L1 while every query of the call passes over them.
-constexpr int kBlock = 64;
+// Keys per online-softmax block. The kernel prefetches each phase's rows a whole block ahead
+// (attention_simd.inl), so three blocks of rows share L1 at once: the block's K rows, its V
+// rows, and the next block's K rows. block_keys(row) is the most keys, a multiple of 16 from
+// 32 to kMaxBlock, whose rows fit in 12 KiB, so the three take 36 KiB of a 48 KiB L1D and
+// leave room for the queries, scores and outputs. At 64 keys, F16 rows of head dim 128 filled
+// it (3 x 16 KiB), which reads as prefetched rows evicted before use (no PMU counters on the
+// VM to confirm): prefetching 8 rows further ahead there cost 11%, and 48 keys a block made
+// attend() alone (28 x 8 F16 streams of 16400 keys, 2 queries, two threads, Zen 5 VM) 59.0 ->
+// 65.6 GB/s (9 of 10 alternating runs) and decode at depth 16384 22.36 -> 23.07 tok/s (25 of 28
+// rounds ahead, 77.9 -> 79.2% of the probe); 32 keys lost (too little lead). Rows of head dim
+// 64 and Q8_0 rows of head dim 128 keep 64 keys; rows of 512 bytes (F32 of head dim 128, F16 of
+// 256) go from 64 to 32 (96 KiB of L1 footprint to 48).
+constexpr int kMaxBlock = 64;
+constexpr int block_keys(size_t row_bytes) {
+  int keys = kMaxBlock;
+  while (keys > 32 && static_cast<size_t>(keys) * row_bytes > 12 * 1024) keys -= 16;
+  return keys;
+}
 // The portable kernel (any head_dim); attend() uses it where no SIMD one applies.
 // state: null, or 2 n_q floats receiving each query's largest score and softmax sum (m, l:
 // what merge_attention_chunks weighs a chunk by; m = -inf, l = 0 where no key is visible and

@@ -3,7 +3,7 @@
 // F16C), by attention_avx512.cpp (512-bit: AVX-512F/DQ) and by attention_neon.cpp (128-bit
 // AArch64 Advanced SIMD), which define TRIATTN_ATTN_WIDTH and TRIATTN_ATTEND_NAME. The
 // algorithm is written once against the small vector vocabulary of the first section
-// (VF: the score and value loops; SV: the softmax over a block). Per block of kBlock keys:
+// (VF: the score and value loops; SV: the softmax over a block). Per block of block_keys(row) keys:
 //   1. scores of every query against the block: kQueryTile queries (4 at 512 bits, 2 at
 //      256) x four keys per register tile, so each key row is converted once per tile of
 //      queries and reduced 4 keys at a time (two queries' sums in one tree at 512 bits),
@@ -290,13 +290,14 @@ inline int32_t max_of(const int32_t* p, int n) {
 // little lead over its use. Instead each phase prefetches the rows the other phase reads
 // next: while scoring block b the kernel prefetches b's V rows, and while accumulating b's
 // values it prefetches the K rows of block b+1 (the first block's K rows are prefetched on
-// entry). Every row is prefetched once, a whole phase (up to 64 rows) before its use.
+// entry). Every row is prefetched once, a whole phase (one block, block_keys rows) before
+// its use.
 // One thread, 224 streams of 2048 F16 keys (head_dim 128, two queries each, 235 MB, out of
 // cache), alternating in one run: 8 KB ahead within each stream (the previous scheme)
 // 18.6-19.6 GB/s, cross-phase 23.1-24.7 GB/s; a plain read of the same bytes ~30. Tried
 // before: 4 KB ahead 21.3 vs 21.1 (8 KB), 16 KB 19.3, V rows 8 KB ahead while scoring 20.1;
 // L2 hints (T1) slower. Dropped since (huge pages, two threads, 28 x 8 x 16384 keys): blocks
-// of 32 or 128 keys (64.0, 61.7 against 63.7 GB/s); blocks of 16 or 32 keys with both the K and
+// of 32 or 128 keys (64.0, 61.7 against 63.7 GB/s; 48 was then untried, see block_keys); blocks of 16 or 32 keys with both the K and
 // the V rows prefetched 2-8 blocks ahead, two streams at once (38.9-41.1 against 42.5 in a
 // slow sitting); the two halves of a chunk side by side, four streams, merged at the end (59.7
 // against 64.6).
@@ -491,7 +492,7 @@ void block_values_all(const uint8_t* values, size_t row, int64_t i0, int nb, int
   for (; e0 < d; e0 += kW, pf = nullptr) block_values<R, J, 1>(values, row, i0, nb, e0, p, corr, out, pf);
 }
 
-template <Rows R, int S>
+template <Rows R, int S, int B>
 void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
                  float scale, float* const* out, float* weights, float* state_out) {
   const int d = s.head_dim;
@@ -502,7 +503,8 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
   // Per query: running max, running sum, this block's rescale factor, and the block's
   // scores (then probabilities). Reused across calls on this thread.
   thread_local std::vector<float> state;
-  state.resize(static_cast<size_t>(n_q) * (3 + kBlock));
+  constexpr int block = B;  // block_keys(row), a constant of the loops
+  state.resize(static_cast<size_t>(n_q) * (3 + kMaxBlock));
   float* m = state.data();
   float* l = m + n_q;
   float* corr = l + n_q;
@@ -512,22 +514,22 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
   for (int j = 0; j < n_q; ++j) {
     m[j] = s.sinks ? s.sinks[j] : kNegInf;  // a sink: a key of value 0 seen first (attention.h)
     l[j] = s.sinks ? 1.0f : 0.0f;
-    sc_rows[j] = scores + j * kBlock;
+    sc_rows[j] = scores + j * kMaxBlock;
     std::memset(out[j], 0, sizeof(float) * static_cast<size_t>(d));
   }
   float* const* sc = sc_rows.data();
   const int32_t min_q_pos = *std::min_element(q_pos, q_pos + n_q);
   const int32_t max_q_pos = *std::max_element(q_pos, q_pos + n_q);
-  prefetch_rows(keys, static_cast<size_t>(std::min<int64_t>(kBlock, s.n)) * row);
+  prefetch_rows(keys, static_cast<size_t>(std::min<int64_t>(block, s.n)) * row);
 
-  for (int64_t i0 = 0; i0 < s.n; i0 += kBlock) {
-    const int nb = static_cast<int>(std::min<int64_t>(kBlock, s.n - i0));
+  for (int64_t i0 = 0; i0 < s.n; i0 += block) {
+    const int nb = static_cast<int>(std::min<int64_t>(block, s.n - i0));
     // Cross-phase prefetching (see prefetch_rows), by the first pass over the block only.
     const uint8_t* pf_values = values + i0 * row;
     // After the last block: the rows that follow the stream, which are the next chunk's
     // when attention runs chunk by chunk (attention.h), so the next call starts warm; past a
     // whole stream's end the hint reads nothing useful but cannot fault.
-    const uint8_t* pf_keys = keys + (i0 + kBlock) * row;
+    const uint8_t* pf_keys = keys + (i0 + block) * row;
     int j = 0;
     for (; j + kQueryTile <= n_q; j += kQueryTile)
       block_scores_any<R, kQueryTile, S>(q + j, d, keys, row, i0, nb, scale, sc + j, j == 0 ? pf_values : nullptr);
@@ -553,13 +555,13 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
       if (window_check)
         for (int k = 0; k < nb; ++k)
           if (q_pos[j] - s.pos[i0 + k] >= s.window) x[k] = kNegInf;
-      for (int k = nb; k < kBlock; ++k) x[k] = kNegInf;
+      for (int k = nb; k < block; ++k) x[k] = kNegInf;
       if (weights) std::memcpy(weights + j * s.n + i0, x, sizeof(float) * static_cast<size_t>(nb));
       SV mx = sset1(kNegInf);
-      for (int k = 0; k < kBlock; k += kSW) mx = smax(mx, sload(x + k));
+      for (int k = 0; k < block; k += kSW) mx = smax(mx, sload(x + k));
       const float bmax = shmax(mx);
       if (bmax == kNegInf) {  // nothing visible to this query here: p = 0, no rescale
-        std::memset(x, 0, sizeof(float) * kBlock);
+        std::memset(x, 0, sizeof(float) * block);
         corr[j] = 1.0f;
         continue;
       }
@@ -570,7 +572,7 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
       m[j] = m_new;
       const SV mv = sset1(m_new);
       SV sum = sset1(0.0f);
-      for (int k = 0; k < kBlock; k += kSW) {
+      for (int k = 0; k < block; k += kSW) {
         const SV p = sexp(ssub(sload(x + k), mv));
         sstore(x + k, p);
         sum = sadd(sum, p);
@@ -607,16 +609,28 @@ void attend_impl(const float* const* q, const int32_t* q_pos, int n_q, const Att
   }
 }
 
+// attend_impl with the stream's block_keys as a compile-time constant.
+template <Rows R, int S>
+void attend_blocks(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+                   float scale, float* const* out, float* weights, float* state) {
+  static_assert(kMaxBlock == 64);
+  switch (block_keys(row_size<R>(s.head_dim))) {
+    case 64: return attend_impl<R, S, 64>(q, q_pos, n_q, s, scale, out, weights, state);
+    case 48: return attend_impl<R, S, 48>(q, q_pos, n_q, s, scale, out, weights, state);
+    default: return attend_impl<R, S, 32>(q, q_pos, n_q, s, scale, out, weights, state);
+  }
+}
+
 // attend_impl for the stream's row type, with scores in S parts.
 template <int S>
 void attend_rows(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
                  float scale, float* const* out, float* weights, float* state) {
   if (s.type == DType::F16)
-    attend_impl<Rows::F16, S>(q, q_pos, n_q, s, scale, out, weights, state);
+    attend_blocks<Rows::F16, S>(q, q_pos, n_q, s, scale, out, weights, state);
   else if (s.type == DType::Q8_0)
-    attend_impl<Rows::Q8_0, S>(q, q_pos, n_q, s, scale, out, weights, state);
+    attend_blocks<Rows::Q8_0, S>(q, q_pos, n_q, s, scale, out, weights, state);
   else
-    attend_impl<Rows::F32, S>(q, q_pos, n_q, s, scale, out, weights, state);
+    attend_blocks<Rows::F32, S>(q, q_pos, n_q, s, scale, out, weights, state);
 }
 
 }  // namespace

@@ -245,7 +245,9 @@ TEST(Attention, MatchesReferenceAcrossTypesGroupsAndLengths) {
   for (DType t : {DType::F32, DType::F16, DType::Q8_0})
     // 7: a tile of 4 queries (AVX-512), then 2, then 1; 16: a prefill run of 8 tokens x 2.
     for (int n_q : {1, 2, 3, 4, 7, 8, 16})
-      for (int64_t n : {1, 5, 63, 64, 65, 200, 1000, 5000}) {
+      // 47-49, 95-97: around the blocks of F16 rows of head dim 128 (block_keys: 48); 63-65
+      // around those of Q8_0 (64) and F32 (32, 64).
+      for (int64_t n : {1, 5, 47, 48, 49, 63, 64, 65, 95, 96, 97, 200, 1000, 5000}) {
         if (n == 5000 && n_q != 8 && n_q != 1) continue;  // keep the test fast
         const Case c{t, 128, n_q, n};
         check(c, attend_entry, "attend", ++seed);
@@ -389,6 +391,34 @@ TEST(Attention, NoVisibleKeyGivesZeros) {
   attend(qs, x.q_pos.data(), 2, x.stream(), 0.1f, outs, w.data());
   for (float f : out) ASSERT_EQ(f, 0.0f);
   for (float f : w) ASSERT_EQ(f, 0.0f);
+}
+
+// Three blocks of rows (a block's K and V rows and the next block's K rows, which the kernel
+// prefetches while it reads the block's V rows) must fit a 48 KiB L1D with room to spare:
+// each block at most 12 KiB, a multiple of 16 keys (the softmax's widest vector), and no
+// fewer than 32 keys (less lead than the prefetch needs).
+TEST(Attention, BlockKeysKeepThreeBlocksOfRowsInL1) {
+  using attention_detail::block_keys;
+  using attention_detail::kMaxBlock;
+  EXPECT_EQ(block_keys(row_bytes(DType::F16, 128)), 48);  // Qwen3, Llama 3 8B
+  EXPECT_EQ(block_keys(row_bytes(DType::F16, 64)), 64);   // Llama 3.2 1B
+  EXPECT_EQ(block_keys(row_bytes(DType::Q8_0, 128)), 64);
+  EXPECT_EQ(block_keys(row_bytes(DType::F32, 128)), 32);
+  EXPECT_EQ(block_keys(row_bytes(DType::F16, 256)), 32);  // Gemma
+  for (DType t : {DType::F32, DType::F16, DType::Q8_0})
+    for (int d = 32; d <= 512; d += 32) {
+      const size_t row = row_bytes(t, d);
+      const int keys = block_keys(row);
+      EXPECT_EQ(keys % 16, 0) << d;
+      EXPECT_GE(keys, 32) << d;
+      EXPECT_LE(keys, kMaxBlock) << d;
+      if (keys > 32) {
+        EXPECT_LE(static_cast<size_t>(keys) * row, size_t{12 * 1024}) << d;
+      }
+      if (keys < kMaxBlock) {  // the next size up would not fit
+        EXPECT_GT(static_cast<size_t>(keys + 16) * row, size_t{12 * 1024}) << d;
+      }
+    }
 }
 
 TEST(Attention, ChunkCount) {
