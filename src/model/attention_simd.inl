@@ -3,7 +3,8 @@
 // F16C), by attention_avx512.cpp (512-bit: AVX-512F/DQ) and by attention_neon.cpp (128-bit
 // AArch64 Advanced SIMD), which define TRIATTN_ATTN_WIDTH and TRIATTN_ATTEND_NAME. The
 // algorithm is written once against the small vector vocabulary of the first section
-// (VF: the score and value loops; SV: the softmax over a block). Per block of block_keys(row) keys:
+// (VF: the score and value loops; SV: the softmax over a block). Per block of keys
+// (block_keys(row) of them, attention.h):
 //   1. scores of every query against the block: kQueryTile queries (4 at 512 bits, 2 at
 //      256) x four keys per register tile, so each key row is converted once per tile of
 //      queries and reduced 4 keys at a time (two queries' sums in one tree at 512 bits),
@@ -297,10 +298,10 @@ inline int32_t max_of(const int32_t* p, int n) {
 // 18.6-19.6 GB/s, cross-phase 23.1-24.7 GB/s; a plain read of the same bytes ~30. Tried
 // before: 4 KB ahead 21.3 vs 21.1 (8 KB), 16 KB 19.3, V rows 8 KB ahead while scoring 20.1;
 // L2 hints (T1) slower. Dropped since (huge pages, two threads, 28 x 8 x 16384 keys): blocks
-// of 32 or 128 keys (64.0, 61.7 against 63.7 GB/s; 48 was then untried, see block_keys); blocks of 16 or 32 keys with both the K and
-// the V rows prefetched 2-8 blocks ahead, two streams at once (38.9-41.1 against 42.5 in a
-// slow sitting); the two halves of a chunk side by side, four streams, merged at the end (59.7
-// against 64.6).
+// of 32 or 128 keys (64.0, 61.7 against 63.7 GB/s; 48, untried then, is block_keys' choice
+// now); blocks of 16 or 32 keys with both the K and the V rows prefetched 2-8 blocks ahead,
+// two streams at once (38.9-41.1 against 42.5 in a slow sitting); the two halves of a chunk
+// side by side, four streams, merged at the end (59.7 against 64.6).
 // x86: prefetchnta, the rows are read once (28 x 8 streams of 16384 F16 keys in huge pages,
 // two threads, Zen 5 VM, three sittings of alternating runs: 63.7 -> 65.2, 67.8 -> 67.7,
 // 64.6 -> 66.5 GB/s against prefetcht0; decode at depth 16384, medians of 5 and 8 alternating
