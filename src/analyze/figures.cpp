@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analyze/number_text.h"
 #include "analyze/plot_frame.h"
 #include "analyze/svg.h"
 
@@ -11,11 +12,6 @@ namespace triattn {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string head_name(int layer, int head) { return "L" + std::to_string(layer) + "H" + std::to_string(head); }
 
@@ -54,9 +50,9 @@ Figure r_heatmap_figure(const std::string& file, const std::string& title, const
       svg.rect(x, y, cw, ch,
                Svg::Style::filled(sequential_colour(v)).outlined("white", 0.5).titled(
                    "layer " + std::to_string(l) + ", " + head_label + " " + std::to_string(h) + ": " +
-                           (std::isfinite(v) ? fmt("%.4f", v) : std::string("undefined"))));
+                           (std::isfinite(v) ? number_text("%.4f", v) : std::string("undefined"))));
       if (labels && std::isfinite(v))
-        svg.text(x + cw / 2, y + ch / 2 + 4, fmt("%.2f", v), 10, "middle", 0, v > 0.6 ? "#222" : "#fff");
+        svg.text(x + cw / 2, y + ch / 2 + 4, number_text("%.2f", v), 10, "middle", 0, v > 0.6 ? "#222" : "#fff");
     }
   // Axis labels: every layer/head when there is room, else every few.
   const int lstep = std::max(1, static_cast<int>(std::ceil(12.0 / ch))), hstep = std::max(1, static_cast<int>(std::ceil(16.0 / cw)));
@@ -72,7 +68,7 @@ Figure r_heatmap_figure(const std::string& file, const std::string& title, const
   for (double v : {0.0, 0.5, 1.0}) {
     const double y = top + bh * (1 - v);
     svg.line(bx + 14, y, bx + 18, y, Svg::Style::stroked("#444"));
-    svg.text(bx + 21, y + 4, fmt("%.1f", v), 10);
+    svg.text(bx + 21, y + 4, number_text("%.1f", v), 10);
   }
   // The paper's threshold for a concentrated head.
   svg.line(bx - 3, top + bh * 0.05, bx + 17, top + bh * 0.05, Svg::Style::stroked("#d00", 1.5).titled("0.95"));
@@ -97,12 +93,12 @@ Figure rbar_histogram_figure(const Analysis& a) {
     svg.rect(f.px(lo) + 1, f.py(static_cast<double>(h.counts[i])), f.px(hi) - f.px(lo) - 2,
              f.bottom - f.py(static_cast<double>(h.counts[i])),
              Svg::Style::filled(kActualColour)
-                 .titled(fmt("%.2f", lo) + " to " + fmt("%.2f", hi) + ": " + std::to_string(h.counts[i]) + " head(s)"));
+                 .titled(number_text("%.2f", lo) + " to " + number_text("%.2f", hi) + ": " + std::to_string(h.counts[i]) + " head(s)"));
   }
   if (std::isfinite(a.rbar_mean)) {
     const double x = f.px(a.rbar_mean);
     svg.line(x, f.top, x, f.bottom, Svg::Style::stroked(kPredictedColour, 2).dashed("5,3"));
-    svg.text(x - 4, f.top + 14, "mean " + fmt("%.3f", a.rbar_mean), 11, "end", 0, kPredictedColour);
+    svg.text(x - 4, f.top + 14, "mean " + number_text("%.3f", a.rbar_mean), 11, "end", 0, kPredictedColour);
   }
   return {"rbar_histogram.svg", title,
           "How many query heads reach each r̄. Near 1: the trigonometric series built from the head's query and key "
@@ -114,7 +110,7 @@ Figure rbar_histogram_figure(const Analysis& a) {
 Figure distance_curve_figure(const ChosenHeadAnalysis& c, double rbar) {
   const std::string name = head_name(c.choice.layer, c.choice.head);
   const std::string title = "Layer " + std::to_string(c.choice.layer) + ", head " + std::to_string(c.choice.head) +
-                            ": logit vs distance (r̄ " + (std::isfinite(rbar) ? fmt("%.3f", rbar) : std::string("n/a")) + ")";
+                            ": logit vs distance (r̄ " + (std::isfinite(rbar) ? number_text("%.3f", rbar) : std::string("n/a")) + ")";
   Svg svg(620, 372, title);
   svg.text(70, 22, title, 14);
   const DistanceCurve& d = c.curve;
@@ -148,7 +144,7 @@ Figure band_scatter_figure(const ChosenHeadAnalysis& c) {
   const BandScatter& s = c.scatter;
   const std::string name = head_name(c.choice.layer, c.choice.head);
   const std::string title = "Layer " + std::to_string(c.choice.layer) + ", head " + std::to_string(c.choice.head) +
-                            ": dominant band " + std::to_string(s.band) + " (ω " + fmt("%.3g", s.omega) + ")";
+                            ": dominant band " + std::to_string(s.band) + " (ω " + number_text("%.3g", s.omega) + ")";
   Svg svg(660, 380, title);
   svg.text(20, 22, title, 14);
   double m = 1e-12;

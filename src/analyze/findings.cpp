@@ -3,18 +3,15 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analyze/number_text.h"
+
 namespace triattn {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
-std::string pct(double v) { return std::isfinite(v) ? fmt("%.0f%%", 100 * v) : "n/a"; }
-std::string num3(double v) { return std::isfinite(v) ? fmt("%.3f", v) : "n/a"; }
+std::string pct(double v) { return std::isfinite(v) ? number_text("%.0f%%", 100 * v) : "n/a"; }
+std::string num3(double v) { return std::isfinite(v) ? number_text("%.3f", v) : "n/a"; }
 
 std::string list(const std::vector<int>& v) {
   std::string s;
@@ -30,14 +27,14 @@ std::vector<std::string> findings(const AnalysisRun& run) {
   std::vector<std::string> out;
   const int above = static_cast<int>(std::lround(q.fraction_above * q.heads));
   out.push_back(std::to_string(above) + " of " + std::to_string(q.heads) + " query heads (" + pct(q.fraction_above) +
-                ") have weighted R above " + fmt("%.2f", kConcentratedR) + "; the mean weighted R is " +
+                ") have weighted R above " + number_text("%.2f", kConcentratedR) + "; the mean weighted R is " +
                 num3(q.weighted_R) + " (band-mean " + num3(q.band_mean_R) + ", top-band " + num3(q.top_band_R) + "). " +
                 (q.fraction_above >= 0.5 ? "Most query heads are concentrated: their pre-RoPE queries keep one direction "
                                            "per band, which is what TriAttention's query centres stand for."
                                          : "Most query heads are not concentrated at the paper's threshold: a fixed "
                                            "query centre describes them only in part."));
   out.push_back("Keys: mean weighted R " + num3(a.key_summary.weighted_R) + ", " + pct(a.key_summary.fraction_above) +
-                " of KV heads above " + fmt("%.2f", kConcentratedR) + ".");
+                " of KV heads above " + number_text("%.2f", kConcentratedR) + ".");
   if (std::isfinite(a.rbar_mean)) {
     const char* how = a.rbar_mean >= kGoodRbar ? "closely" : a.rbar_mean >= kFairRbar ? "roughly" : "poorly";
     out.push_back("The mean reconstruction correlation r̄ over " + std::to_string(a.rbar_heads) + " query heads is " +
@@ -55,12 +52,12 @@ std::vector<std::string> findings(const AnalysisRun& run) {
   if (!diffuse.empty())
     out.push_back(std::string(diffuse.size() == 1 ? "Layer " : "Layers ") + list(diffuse) +
                   (diffuse.size() == 1 ? " is" : " are") + " diffuse (mean query weighted R below " +
-                  fmt("%.1f", kDiffuseR) + "): there TriAttention ranks keys mostly by the norm term, which carries " +
+                  number_text("%.1f", kDiffuseR) + "): there TriAttention ranks keys mostly by the norm term, which carries " +
                   pct(diffuse_norm / static_cast<double>(diffuse.size())) + " of the score's scale on average.");
   if (!concentrated.empty())
     out.push_back(std::string(concentrated.size() == 1 ? "Layer " : "Layers ") + list(concentrated) +
                   (concentrated.size() == 1 ? " is" : " are") + " concentrated (mean weighted R at least " +
-                  fmt("%.2f", kConcentratedR) + "): the trigonometric term does most of the scoring there.");
+                  number_text("%.2f", kConcentratedR) + "): the trigonometric term does most of the scoring there.");
   out.push_back("Dominant bands: the top band carries " + pct(a.mean_top1_share) + " and the top " +
                 std::to_string(a.query_heads.empty() ? 0 : a.query_heads[0].dominant.top_k) + " carry " +
                 pct(a.mean_topk_share) + " of Σ_f E|q_f|·E|k_f| on average, and the norm term " +

@@ -12,16 +12,6 @@
 
 namespace triattn {
 
-void prepare_output_dir(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-    fail(dir, ": -o must be a folder for the report, and this is a file (choose a folder name)");
-  fs::create_directories(dir, ec);
-  if (ec) fail(dir, ": cannot create the output folder (", ec.message(), ")");
-  check_output_writable((fs::path(dir) / "analysis.json").string(), "analysis report");
-}
-
 void write_text_file(const std::string& path, const std::string& text) {
   write_file_atomically(path, [&](const std::string& tmp) {
     std::ofstream out(tmp, std::ios::binary);

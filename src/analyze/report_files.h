@@ -9,10 +9,6 @@
 
 namespace triattn {
 
-// Before a long run: creates `dir` (and its parents) if missing and checks a file can be
-// written there. Error naming the folder otherwise.
-void prepare_output_dir(const std::string& dir);
-
 // Writes a text file atomically; Error naming the path on failure.
 void write_text_file(const std::string& path, const std::string& text);
 

@@ -3,18 +3,14 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analyze/number_text.h"
 #include "analyze/svg.h"
 
 namespace triattn {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+std::string fmt(const char* f, double v) { return std::isfinite(v) ? number_text(f, v) : "n/a"; }
 
 std::string td(const std::string& s) { return "<td>" + xml_escape(s) + "</td>"; }
 

@@ -92,4 +92,15 @@ void check_output_writable(const std::string& path, const std::string& what) {
     fail(path, ": cannot overwrite the ", what, ": ", std::strerror(errno), " (the file is read-only)");
 }
 
+void prepare_output_dir(const std::string& dir, const std::string& first_file, const std::string& what) {
+  namespace fs = std::filesystem;
+  if (dir.empty()) fail("-o: give an output folder");
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    fail(dir, ": -o must be a folder for the ", what, ", and this is a file (choose a folder name)");
+  fs::create_directories(dir, ec);
+  if (ec) fail(dir, ": cannot create the output folder (", ec.message(), ")");
+  check_output_writable((fs::path(dir) / first_file).string(), what);
+}
+
 }  // namespace triattn

@@ -19,4 +19,9 @@ void write_file_atomically(const std::string& path, const std::function<void(con
 // is not a directory or a non-regular file. For checks before a long run.
 void check_output_writable(const std::string& path, const std::string& what);
 
+// Before a long run that writes its files into the folder `dir` (-o): creates it and its
+// parents if missing and checks that its first file, `first_file`, can be written there
+// (check_output_writable). Error naming the folder when it is empty, a file, or cannot be made.
+void prepare_output_dir(const std::string& dir, const std::string& first_file, const std::string& what);
+
 }  // namespace triattn

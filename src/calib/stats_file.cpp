@@ -73,6 +73,12 @@ StatsInfo stats_info_for(const ModelConfig& cfg, int64_t token_count, uint64_t i
   return i;
 }
 
+std::string exact_number_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
 std::string join_layers(const std::vector<int>& layers) {
   std::string s;
   for (int l : layers) s += (s.empty() ? "" : ",") + std::to_string(l);
@@ -100,11 +106,6 @@ std::vector<int> parse_layers(const std::string& s, int n_layers, const std::str
   return out;
 }
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
 
 std::vector<float> mrl(const std::vector<float>& re, const std::vector<float>& im, const std::vector<float>& abs) {
   std::vector<float> r(re.size());
@@ -258,9 +259,9 @@ void write_stats_file(const std::string& path, const HeadStats& s, const StatsIn
   w.set_metadata("n_heads", std::to_string(s.n_heads));
   w.set_metadata("n_kv_heads", std::to_string(s.n_kv_heads));
   w.set_metadata("head_dim", std::to_string(s.head_dim));
-  w.set_metadata("rope_theta", num(i.rope_theta));
+  w.set_metadata("rope_theta", exact_number_text(i.rope_theta));
   w.set_metadata("rope_scaling", i.rope_scaling);
-  w.set_metadata("rope_attn_factor", num(i.rope_attn_factor));
+  w.set_metadata("rope_attn_factor", exact_number_text(i.rope_attn_factor));
   w.set_metadata("token_count", std::to_string(i.token_count));
   w.set_metadata("input_hash", i.input_hash);
   w.set_metadata("pairing", "half");

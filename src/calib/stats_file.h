@@ -70,6 +70,7 @@ uint64_t fnv1a64_tokens(std::span<const int32_t> tokens);
 std::string format_input_hash(uint64_t h);  // "fnv1a64:%016x"
 std::string describe_rope_scaling(const RopeScaling& s);
 std::string join_layers(const std::vector<int>& layers);  // "1,3,5"
+std::string exact_number_text(double v);                 // "%.17g": reads back as the same double
 StatsInfo stats_info_for(const ModelConfig& cfg, int64_t token_count, uint64_t input_hash);
 
 // Refuses values that break calib/stats_values.h (a model whose activations overflowed) and

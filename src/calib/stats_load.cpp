@@ -13,11 +13,6 @@ namespace triattn {
 
 namespace {
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -60,7 +55,7 @@ void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const 
     cmp_int("n_kv_heads", i.n_kv_heads, cfg.n_kv_heads);
     if (i.architecture != cfg.arch) bad.push_back("architecture '" + i.architecture + "' (model: '" + cfg.arch + "')");
     if (std::abs(i.rope_theta - cfg.rope_theta) > 1e-6 * std::abs(static_cast<double>(cfg.rope_theta)))
-      bad.push_back("rope_theta " + num(i.rope_theta) + " (model: " + num(cfg.rope_theta) + ")");
+      bad.push_back("rope_theta " + exact_number_text(i.rope_theta) + " (model: " + exact_number_text(cfg.rope_theta) + ")");
     // Compare what scoring actually uses (ω_f after scaling), so equivalent descriptions of the
     // same scaling (HF rope_scaling vs GGUF rope_freqs factors) are not refused.
     if (i.head_dim == cfg.head_dim) {
@@ -68,7 +63,7 @@ void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const 
       for (size_t f = 0; f < freqs.size() && f < i.rope_freqs.size(); ++f)
         if (std::abs(i.rope_freqs[f] - freqs[f]) > 1e-5f * std::abs(freqs[f])) {
           bad.push_back("rope scaling '" + i.rope_scaling + "' (model: '" + describe_rope_scaling(cfg.rope_scaling) +
-                        "'; band " + std::to_string(f) + " frequency " + num(i.rope_freqs[f]) + " vs " + num(freqs[f]) + ")");
+                        "'; band " + std::to_string(f) + " frequency " + exact_number_text(i.rope_freqs[f]) + " vs " + exact_number_text(freqs[f]) + ")");
           break;
         }
     }
@@ -79,7 +74,7 @@ void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const 
       bad.push_back("scored layers " + join_layers(i.scored_layers) + " (model's full-attention layers: " +
                     (full.empty() ? std::string("all") : join_layers(full)) + ")");
     if (std::abs(i.rope_attn_factor - cfg.rope_attn_factor()) > 1e-6)
-      bad.push_back("rope_attn_factor " + num(i.rope_attn_factor) + " (model: " + num(cfg.rope_attn_factor()) + ")");
+      bad.push_back("rope_attn_factor " + exact_number_text(i.rope_attn_factor) + " (model: " + exact_number_text(cfg.rope_attn_factor()) + ")");
   }
   if (bad.empty()) return;
   std::string msg;

@@ -93,7 +93,7 @@ int three_way(Budget& budget, const std::string& op, const Value& a, const Value
 }
 
 // The text `~` joins: a string itself (no copy), else its str() in `tmp`.
-const std::string& text_of(const Value& v, std::string& tmp) {
+const std::string& operand_text(const Value& v, std::string& tmp) {
   if (v.is_string()) return v.str_ref();
   tmp = v.to_str();
   return tmp;
@@ -109,8 +109,8 @@ Value checked_int(bool overflowed, const int64_t& r) {
 Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "~") {
     std::string ta, tb;
-    const std::string& x = text_of(a, ta);
-    const std::string& y = text_of(b, tb);
+    const std::string& x = operand_text(a, ta);
+    const std::string& y = operand_text(b, tb);
     check_string_size(x.size() + y.size());
     return Value(x + y);
   }

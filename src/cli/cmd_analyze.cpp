@@ -12,6 +12,7 @@
 #include "analyze/head_choice.h"
 #include "analyze/report_files.h"
 #include "analyze/stats_compare.h"
+#include "calib/atomic_write.h"
 #include "calib/stats_file.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -25,7 +26,7 @@ namespace {
 int run_compare(const std::vector<std::string>& files, const std::string& out_dir) {
   const LoadedStats a = read_stats_any(files[0]), b = read_stats_any(files[1]);
   check_comparable(a, files[0], b, files[1]);
-  if (!out_dir.empty()) prepare_output_dir(out_dir);
+  if (!out_dir.empty()) prepare_output_dir(out_dir, "analysis.json", "analysis report");
   const StatsComparison c = compare_stats(*a.stats, *b.stats);
   std::cout << comparison_table(c, files[0], files[1]);
   if (!out_dir.empty()) {
@@ -92,7 +93,7 @@ int cmd_analyze(const std::vector<std::string>& args) {
     print_warnings(warnings);
     opt.stats = &stats;
   }
-  prepare_output_dir(output);  // after every check of the arguments, before the run
+  prepare_output_dir(output, "analysis.json", "analysis report");  // after every check of the arguments, before the run
   opt.max_tokens = max_tokens;
   opt.scatter_points = scatter_points;
   ThreadPool pool(threads);

@@ -127,7 +127,7 @@ const PolicyInfo* find_policy(const std::string& name) {
   return nullptr;
 }
 
-void validate(const BenchOptions& o) {
+void validate_bench_flags(const BenchOptions& o) {
   if (o.reps < 1) fail("--reps must be at least 1");
   if (o.pp < 0) fail("--pp must be >= 0 (0 skips the prefill measurement)");
   if (o.tg < 1) fail("--tg must be at least 1");
@@ -191,7 +191,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   for (const std::string& p : o.policies)
     if (p != "full") kv.settings.policy = p;
   finish_kv_options(app, kv);
-  validate(o);
+  validate_bench_flags(o);
   // Synthetic depths are measurements, not generations: past the model's context they are
   // warned about below, not refused by the context rule.
   if (app.count("--ctx") == 0) kv.settings.context_length = INT32_MAX;

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "calib/atomic_write.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/prompt.h"
@@ -106,7 +107,7 @@ std::vector<EvalConfig> finish_common(const CLI::App& app, Common& c) {
   }
   std::optional<DType> reference_kv;
   if (!c.reference_kv_type.empty()) reference_kv = parse_kv_type(c.reference_kv_type);
-  prepare_output_dir(c.out_dir);
+  prepare_output_dir(c.out_dir, "results.json", "results file");
   return make_configs(names, check_budgets(c.budgets), reference_kv);
 }
 
@@ -266,7 +267,7 @@ int run_answer_task(const CLI::App& app, AnswerCli& a, const std::string& task, 
     a.remote.kv = a.c.kv;
     if (app.count("--policies") > 0)
       a.remote.configs = make_configs(parse_policies(a.c.policies), check_budgets(a.c.budgets));
-    prepare_output_dir(a.c.out_dir);
+    prepare_output_dir(a.c.out_dir, "results.json", "results file");
     if (a.c.threads == 0) a.run.threads = 4;  // requests in flight: the server decides how many it runs at once
     const auto backend = remote_backend(a.remote);
     info = run_info(a.c, "", backend->configs());

@@ -14,7 +14,7 @@ namespace triattn::cli {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using ojson = nlohmann::ordered_json;
 
 std::string needs_text(const PolicyInfo& p) {
   std::string s;
@@ -31,14 +31,14 @@ std::string mode_text(const PolicyInfo& p) {
                   : "never prunes (budget rules and pruning mode unused)";
 }
 
-json param_json(const PolicyParamInfo& p) {
+ojson param_json(const PolicyParamInfo& p) {
   return {{"flag", p.flag}, {"default", p.default_value}, {"description", p.description}};
 }
 
-json listing_json() {
-  json policies = json::array();
+ojson listing_json() {
+  ojson policies = ojson::array();
   for (const PolicyInfo& p : kv_policy_list()) {
-    json params = json::array();
+    ojson params = ojson::array();
     for (const PolicyParamInfo& q : p.params) params.push_back(param_json(q));
     policies.push_back({{"name", p.name},
                         {"description", p.description},
@@ -47,13 +47,13 @@ json listing_json() {
                                    {"queries", (p.needs & kNeedQueries) != 0},
                                    {"attention", (p.needs & kNeedAttention) != 0}}},
                         {"pruning_mode_applies", p.mode_applies},
-                        {"default_pruning_mode", p.mode_applies ? json(pruning_mode_name(p.default_mode)) : json()},
+                        {"default_pruning_mode", p.mode_applies ? ojson(pruning_mode_name(p.default_mode)) : ojson()},
                         {"default_sink", p.default_sink},
                         {"parameters", params}});
   }
-  json shared = json::array();
+  ojson shared = ojson::array();
   for (const PolicyParamInfo& q : kv_shared_params()) shared.push_back(param_json(q));
-  json modes = json::array();
+  ojson modes = ojson::array();
   for (PruningMode m : {PruningMode::PerHead, PruningMode::PerLayerPerHead, PruningMode::PerLayer, PruningMode::Global})
     modes.push_back(pruning_mode_name(m));
   return {{"policies", policies}, {"shared_parameters", shared}, {"pruning_modes", modes}};

@@ -60,7 +60,7 @@ bool spin_until(Done done) {
 }
 
 // Range of part `i` of `parts` over n items, aligned to grain.
-void split(int64_t n, int64_t grain, int parts, int i, int64_t* b, int64_t* e) {
+void split_job(int64_t n, int64_t grain, int parts, int i, int64_t* b, int64_t* e) {
   const int64_t blocks = (n + grain - 1) / grain;
   const int64_t per = blocks / parts, extra = blocks % parts;
   const int64_t start = i * per + std::min<int64_t>(i, extra);
@@ -98,7 +98,7 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::work(int index) {
   if (!job_dynamic_) {
     int64_t b, e;
-    split(job_n_, job_grain_, n_threads_, index, &b, &e);
+    split_job(job_n_, job_grain_, n_threads_, index, &b, &e);
     if (b < e) (*job_)(b, e, index);
     return;
   }

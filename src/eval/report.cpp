@@ -57,15 +57,6 @@ std::string csv_table(const Table& t) {
   return o;
 }
 
-void prepare_output_dir(const std::string& dir) {
-  if (dir.empty()) fail("-o: give an output directory");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) fail(dir, ": cannot create the output directory (", ec.message(), ")");
-  if (!std::filesystem::is_directory(dir)) fail(dir, ": the output path exists and is not a directory");
-  check_output_writable((std::filesystem::path(dir) / "results.json").string(), "results file");
-}
-
 void write_output(const std::string& dir, const std::string& name, const std::string& text) {
   const std::string path = (std::filesystem::path(dir) / name).string();
   write_file_atomically(path, [&](const std::string& tmp) {

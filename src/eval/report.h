@@ -18,8 +18,6 @@ struct Table {
 std::string markdown_table(const Table& t);
 std::string csv_table(const Table& t);
 
-// Creates dir (and parents); Error naming it when that fails or it is not writable.
-void prepare_output_dir(const std::string& dir);
 // Writes text to dir/name atomically (calib/atomic_write.h).
 void write_output(const std::string& dir, const std::string& name, const std::string& text);
 

@@ -33,7 +33,7 @@ std::string num(double v) {
 }
 
 // About five round tick values covering [lo, hi].
-std::vector<double> nice_ticks(double lo, double hi) {
+std::vector<double> axis_ticks(double lo, double hi) {
   const double span = hi - lo;
   const double raw = span / 5;
   const double mag = std::pow(10, std::floor(std::log10(raw)));
@@ -82,7 +82,7 @@ std::string render_svg(const LinePlot& plot) {
   o << "<rect x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << pw << "\" height=\"" << ph
     << "\" fill=\"none\" stroke=\"#333\"/>\n";
   // y ticks
-  for (double v : nice_ticks(ylo, yhi)) {
+  for (double v : axis_ticks(ylo, yhi)) {
     o << "<line x1=\"" << kLeft - 4 << "\" x2=\"" << kLeft + pw << "\" y1=\"" << py(v) << "\" y2=\"" << py(v)
       << "\" stroke=\"#ddd\"/>\n<text x=\"" << kLeft - 8 << "\" y=\"" << py(v) + 4 << "\" text-anchor=\"end\">"
       << num(v) << "</text>\n";
@@ -92,7 +92,7 @@ std::string render_svg(const LinePlot& plot) {
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
   if (xs.empty() || xs.size() > 12) {
     xs.clear();
-    for (double v : nice_ticks(xlo, xhi)) xs.push_back(plot.log2_x ? std::exp2(v) : v);
+    for (double v : axis_ticks(xlo, xhi)) xs.push_back(plot.log2_x ? std::exp2(v) : v);
   }
   for (double v : xs)
     o << "<line x1=\"" << px(v) << "\" x2=\"" << px(v) << "\" y1=\"" << kTop + ph << "\" y2=\"" << kTop + ph + 4

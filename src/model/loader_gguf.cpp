@@ -26,7 +26,7 @@ RopeScalingType scaling_from_name(const std::string& path, const std::string& s)
 
 // Mixture of experts (<arch>.expert_count and friends). GGUF has no per-layer FFN key: a layer
 // with a router (ffn_gate_inp) is a MoE layer, one with only a dense ffn_gate is dense.
-void read_experts(const GgufFile& gguf, const std::string& path, const ArchTraits& traits, ModelConfig& c) {
+void read_gguf_experts(const GgufFile& gguf, const std::string& path, const ArchTraits& traits, ModelConfig& c) {
   const std::string k = c.arch + ".";
   if (!gguf.has(k + "expert_count") || gguf.get_int(k + "expert_count") == 0) return;  // 0: a dense model
   c.n_expert = checked_dim(path, k + "expert_count", gguf.get_int(k + "expert_count"), ModelLimits::n_expert);
@@ -121,7 +121,7 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   TensorCensus census(names, "blk.");
   // Before the layer table is sized by block_count.
   census.check_layer_count(c.n_layers, path + ": " + k + "block_count", "the file");
-  read_experts(*gguf, path, *traits, c);
+  read_gguf_experts(*gguf, path, *traits, c);
 
   auto tensor = [&](const std::string& name) -> TensorView {
     const GgufTensorInfo* t = gguf->find_tensor(name);

@@ -56,7 +56,7 @@ void parse_rope_scaling(const JsonFields& cfg, RopeScaling& rs) {
 // Mixture of experts (Qwen3-MoE's config.json): num_experts of moe_intermediate_size, the best
 // num_experts_per_tok per token, renormalised when norm_topk_prob; layer l is a MoE layer when
 // it is not in mlp_only_layers and (l + 1) % decoder_sparse_step == 0 (transformers' rule).
-void read_experts(const JsonFields& cfg, const json& raw, ModelConfig& c) {
+void read_hf_experts(const JsonFields& cfg, const json& raw, ModelConfig& c) {
   if (cfg.has("num_local_experts")) {
     // gpt-oss: every layer MoE, experts of intermediate_size, clamped SwiGLU at swiglu_limit.
     c.n_expert = static_cast<int>(cfg.positive_int("num_local_experts", ModelLimits::n_expert));
@@ -138,7 +138,7 @@ const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::
     }
   }
   apply_arch_traits(*info, c);
-  read_experts(cfg, raw, c);
+  read_hf_experts(cfg, raw, c);
   // transformers applies rope_scaling to the global (full) layers only: where sliding layers
   // have their own base (Gemma 3), rope_scaling_local stays none.
   const std::string act = cfg.text_or("hidden_act", cfg.text_or("hidden_activation", ""));

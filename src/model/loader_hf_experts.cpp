@@ -17,7 +17,7 @@ void expect_shape(const TensorView& t, const std::vector<int64_t>& want, const s
     fail(file, ": tensor '", name, "' has shape ", shape_str(t.shape), ", expected ", shape_str(want));
 }
 
-bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+bool is_float_type(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
 // MXFP4 blocks/scales of rows [E, R, cols] -> GGML blocks of the rows `row(e, r)` picks,
 // giving [E, out_rows, cols]. `row` maps an output row to its source row.
@@ -91,7 +91,7 @@ TensorView hf_fused_expert_tensor(ModelBuilder& m, const ArchTensor& t, int laye
   }
   const TensorView w = required(name);
   expect_shape(w, {E, in, down ? D : 2 * F}, name, file);
-  if (!is_float(w.type)) fail(file, ": tensor '", name, "' is ", dtype_name(w.type), "; expected f32, f16 or bf16");
+  if (!is_float_type(w.type)) fail(file, ": tensor '", name, "' is ", dtype_name(w.type), "; expected f32, f16 or bf16");
   return transpose_rows(m, w, out_rows, down ? std::function<int64_t(int64_t)>([](int64_t r) { return r; })
                                              : std::function<int64_t(int64_t)>(split));
 }

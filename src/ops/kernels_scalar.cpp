@@ -232,22 +232,22 @@ void matmul_rows_q4_kx8(const MatmulJob& j, int64_t r0, int64_t r1) {
   }
 }
 
-float dot_f32(const float* a, const float* b, int64_t n) {
+float dot_f32_scalar(const float* a, const float* b, int64_t n) {
   return dot_row_f32(reinterpret_cast<const uint8_t*>(a), reinterpret_cast<const uint8_t*>(b), n);
 }
 
-void axpy_f32(float a, const float* x, float* y, int64_t n) {
+void axpy_f32_scalar(float a, const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-void rmsnorm(const float* x, const float* w, float* y, int64_t n, float eps) {
+void rmsnorm_scalar(const float* x, const float* w, float* y, int64_t n, float eps) {
   double ss = 0;
   for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
   const float scale = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
 }
 
-void softmax(float* x, int64_t n) {
+void softmax_scalar(float* x, int64_t n) {
   if (n <= 0) return;
   float mx = x[0];
   for (int64_t i = 1; i < n; ++i) mx = std::fmax(mx, x[i]);
@@ -260,11 +260,11 @@ void softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+void swiglu_scalar(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-void rope(float* x, int n_heads, int head_dim, const float* cos, const float* sin) {
+void rope_scalar(float* x, int n_heads, int head_dim, const float* cos, const float* sin) {
   const int half = head_dim / 2;
   for (int h = 0; h < n_heads; ++h) {
     float* v = x + h * head_dim;
@@ -288,7 +288,7 @@ float quantize_group(const float* x, int8_t* q, int n) {
   return d;
 }
 
-void quantize_act_q8(const float* x, ActQ8* out, int64_t n) {
+void quantize_act_q8_scalar(const float* x, ActQ8* out, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b) {
     ActQ8& a = out[b];
     a.d = quantize_group(x + b * kQK, a.qs, kQK);
@@ -298,7 +298,7 @@ void quantize_act_q8(const float* x, ActQ8* out, int64_t n) {
   }
 }
 
-void quantize_act_q8k(const float* x, ActQ8K* out, int64_t n) {
+void quantize_act_q8k_scalar(const float* x, ActQ8K* out, int64_t n) {
   for (int64_t b = 0; b < n / kQKK; ++b) {
     ActQ8K& a = out[b];
     a.d = quantize_group(x + b * kQKK, a.qs, kQKK);
@@ -310,7 +310,7 @@ void quantize_act_q8k(const float* x, ActQ8K* out, int64_t n) {
   }
 }
 
-void f32_to_f16_row(const float* x, uint16_t* out, int64_t n) {
+void f32_to_f16_row_scalar(const float* x, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = f32_to_f16(x[i]);
 }
 
@@ -330,15 +330,15 @@ KernelTable make_table() {
   t.matmul[static_cast<int>(DType::Q5_K)] = matmul_rows<dot_row_q5_k>;
   t.matmul[static_cast<int>(DType::Q6_K)] = matmul_rows<dot_row_q6_k>;
   fill_mxfp4_scalar(t);
-  t.dot_f32 = dot_f32;
-  t.axpy_f32 = axpy_f32;
-  t.rmsnorm = rmsnorm;
-  t.softmax = softmax;
-  t.swiglu = swiglu;
-  t.rope = rope;
-  t.quantize_act_q8 = quantize_act_q8;
-  t.quantize_act_q8k = quantize_act_q8k;
-  t.f32_to_f16_row = f32_to_f16_row;
+  t.dot_f32 = dot_f32_scalar;
+  t.axpy_f32 = axpy_f32_scalar;
+  t.rmsnorm = rmsnorm_scalar;
+  t.softmax = softmax_scalar;
+  t.swiglu = swiglu_scalar;
+  t.rope = rope_scalar;
+  t.quantize_act_q8 = quantize_act_q8_scalar;
+  t.quantize_act_q8k = quantize_act_q8k_scalar;
+  t.f32_to_f16_row = f32_to_f16_row_scalar;
   t.f32_to_q8_0_row = [](const float* x, void* out, int64_t n) { quantize_row(DType::Q8_0, x, out, n); };
   return t;
 }

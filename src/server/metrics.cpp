@@ -7,7 +7,7 @@ namespace triattn::server {
 
 namespace {
 
-std::string number(double x) {
+std::string metric_number(double x) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.9g", x);
   return buf;
@@ -33,10 +33,10 @@ std::string Histogram::render(const std::string& name, const std::string& help) 
   int64_t cumulative = 0;
   for (size_t i = 0; i <= bounds_.size(); ++i) {
     cumulative += counts_[i];
-    const std::string le = i < bounds_.size() ? number(bounds_[i]) : "+Inf";
+    const std::string le = i < bounds_.size() ? metric_number(bounds_[i]) : "+Inf";
     s += name + "_bucket{le=\"" + le + "\"} " + std::to_string(cumulative) + "\n";
   }
-  s += name + "_sum " + number(sum_) + "\n" + name + "_count " + std::to_string(count_) + "\n";
+  s += name + "_sum " + metric_number(sum_) + "\n" + name + "_count " + std::to_string(count_) + "\n";
   return s;
 }
 
@@ -86,7 +86,7 @@ std::string ServerMetrics::render(const Scheduler& s) const {
     m += metric("triattn_generated_tokens_total", "counter", "Tokens generated.", std::to_string(generated_tokens_));
     m += metric("triattn_prune_events_total", "counter", "KV pruning events.", std::to_string(prune_events_));
     m += metric("triattn_scoring_seconds_total", "counter", "Time the KV policies spent choosing what to keep.",
-                number(scoring_seconds_));
+                metric_number(scoring_seconds_));
     m += ttft_.render("triattn_time_to_first_token_seconds", "From a request's arrival to its first token.");
     m += itl_.render("triattn_inter_token_seconds", "Between two tokens of one choice.");
   }

@@ -10,7 +10,7 @@ constexpr std::string_view kOpen = "<think>", kClose = "</think>";
 constexpr std::string_view kChannel = "<|channel|>", kMessage = "<|message|>";
 constexpr std::string_view kEnds[] = {"<|end|>", "<|return|>", "<|call|>"};
 
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Length of the longest tail of s that is a proper prefix of tag.
 size_t partial_tag(const std::string& s, std::string_view tag) {
@@ -25,7 +25,7 @@ ReasoningSplit::ReasoningSplit(bool enabled, bool starts_inside)
 
 bool ReasoningSplit::prompt_opens_reasoning(const std::string& prompt_text) {
   size_t end = prompt_text.size();
-  while (end > 0 && is_space(prompt_text[end - 1])) --end;
+  while (end > 0 && is_blank(prompt_text[end - 1])) --end;
   return end >= kOpen.size() && prompt_text.compare(end - kOpen.size(), kOpen.size(), kOpen) == 0;
 }
 

@@ -21,7 +21,7 @@ BpeTokenKind kind_from_gguf(int64_t t) {
   }
 }
 
-int32_t id_or(const GgufFile& g, const char* key, int32_t dflt) {
+int32_t bpe_id_or(const GgufFile& g, const char* key, int32_t dflt) {
   const auto v = g.get_int_opt(key);
   if (!v) return dflt;
   if (*v < 0 || *v > INT32_MAX) fail(g.path(), ": ", key, " = ", *v, " is not a token id");
@@ -69,11 +69,11 @@ std::unique_ptr<Tokenizer> make_bpe_tokenizer_gguf(const GgufFile& g) {
   spec.pre_regexes = fam->regexes;
   spec.ignore_merges = fam->ignore_merges || spec.merges_from_ranks;
 
-  spec.bos_id = id_or(g, "tokenizer.ggml.bos_token_id", -1);
-  spec.eos_id = id_or(g, "tokenizer.ggml.eos_token_id", -1);
-  spec.eot_id = id_or(g, "tokenizer.ggml.eot_token_id", -1);
-  spec.eom_id = id_or(g, "tokenizer.ggml.eom_token_id", -1);
-  spec.unk_id = id_or(g, "tokenizer.ggml.unknown_token_id", -1);
+  spec.bos_id = bpe_id_or(g, "tokenizer.ggml.bos_token_id", -1);
+  spec.eos_id = bpe_id_or(g, "tokenizer.ggml.eos_token_id", -1);
+  spec.eot_id = bpe_id_or(g, "tokenizer.ggml.eot_token_id", -1);
+  spec.eom_id = bpe_id_or(g, "tokenizer.ggml.eom_token_id", -1);
+  spec.unk_id = bpe_id_or(g, "tokenizer.ggml.unknown_token_id", -1);
   const int32_t n = int32_t(spec.tokens.size());
   // Out-of-range ids are dropped rather than fatal: llama.cpp ignores them too.
   for (int32_t* id : {&spec.bos_id, &spec.eos_id, &spec.eot_id, &spec.eom_id, &spec.unk_id}) {

@@ -9,14 +9,13 @@
 #include "tokenizer/bpe_merge.h"
 #include "tokenizer/eog_tokens.h"
 #include "tokenizer/pretokenize.h"
+#include "tokenizer/special_split.h"
 
 namespace triattn {
 namespace {
 
 // End-of-turn texts beyond the shared list: DeepSeek-Coder-Instruct ends turns with <|EOT|>.
 bool ends_turn(const std::string& text) { return is_end_of_turn_text(text) || text == "<|EOT|>"; }
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 class BpeTokenizer final : public Tokenizer {
  public:
@@ -165,10 +164,10 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool add_bos, b
     }
     size_t raw_end = pos, next = pos + m.len;
     if (lstrip_[m.id]) {
-      while (raw_end > raw_start && is_space(text[raw_end - 1])) --raw_end;
+      while (raw_end > raw_start && is_strip_space(text[raw_end - 1])) --raw_end;
     }
     if (rstrip_[m.id]) {
-      while (next < text.size() && is_space(text[next])) ++next;
+      while (next < text.size() && is_strip_space(text[next])) ++next;
     }
     encode_raw(text.substr(raw_start, raw_end - raw_start), out);
     out.push_back(m.id);

@@ -42,7 +42,7 @@ namespace {
 
 // Length of the UTF-8 sequence starting with byte b (1 for stray bytes), to step past an
 // empty match without landing inside a character.
-size_t utf8_step(std::string_view s, size_t i) {
+size_t char_step(std::string_view s, size_t i) {
   const auto b = uint8_t(s[i]);
   size_t n = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 1;
   return std::min(n, s.size() - i);
@@ -68,7 +68,7 @@ void split_piece(pcre2_code* code, pcre2_match_data* md, std::string_view piece,
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     const size_t ms = ov[0], me = ov[1];
     if (me <= ms) {  // empty match: not a piece; look again one character later
-      pos = ms + utf8_step(piece, ms);
+      pos = ms + char_step(piece, ms);
       continue;
     }
     if (ms > gap_start) out.push_back(piece.substr(gap_start, ms - gap_start));

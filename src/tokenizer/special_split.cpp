@@ -4,14 +4,6 @@
 
 namespace triattn {
 
-namespace {
-
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-}  // namespace
-
 void sort_specials(std::vector<SpecialToken>& specials) {
   std::stable_sort(specials.begin(), specials.end(),
                    [](const SpecialToken& a, const SpecialToken& b) {
@@ -40,13 +32,13 @@ std::vector<TextFragment> split_special_tokens(std::string_view text,
         if (hit == std::string_view::npos) break;
         size_t left_end = hit;
         if (sp.lstrip) {
-          while (left_end > start && is_space(f.text[left_end - 1])) --left_end;
+          while (left_end > start && is_strip_space(f.text[left_end - 1])) --left_end;
         }
         if (left_end > start) next.push_back({-1, f.text.substr(start, left_end - start), f.offset + start});
         next.push_back({sp.id, {}, f.offset + hit});
         start = hit + sp.text.size();
         if (sp.rstrip) {
-          while (start < f.text.size() && is_space(f.text[start])) ++start;
+          while (start < f.text.size() && is_strip_space(f.text[start])) ++start;
         }
       }
       if (start < f.text.size()) next.push_back({-1, f.text.substr(start), f.offset + start});

@@ -10,6 +10,11 @@
 
 namespace triattn {
 
+// The whitespace an added token's lstrip/rstrip removes beside it (ASCII, as HF tokenizers do).
+inline bool is_strip_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
 struct SpecialToken {
   std::string text;
   int32_t id = -1;

@@ -15,7 +15,7 @@ std::optional<bool> bool_opt(const GgufFile& g, const std::string& key) {
   return g.get_bool(key);
 }
 
-int32_t id_or(const GgufFile& g, const std::string& key, int64_t fallback) {
+int32_t spm_id_or(const GgufFile& g, const std::string& key, int64_t fallback) {
   const int64_t v = g.get_int_opt(key).value_or(fallback);
   if (v < -1 || v > INT32_MAX) fail(g.path(), ": ", key, " = ", v, " is not a valid token id");
   return static_cast<int32_t>(v);
@@ -52,11 +52,11 @@ std::unique_ptr<Tokenizer> make_spm_tokenizer_gguf(const GgufFile& g) {
     }
   }
   // Defaults are llama.cpp's for SPM vocabularies (<unk>=0, <s>=1, </s>=2).
-  v.bos = id_or(g, "tokenizer.ggml.bos_token_id", 1);
-  v.eos = id_or(g, "tokenizer.ggml.eos_token_id", 2);
-  v.unk = id_or(g, "tokenizer.ggml.unknown_token_id", 0);
+  v.bos = spm_id_or(g, "tokenizer.ggml.bos_token_id", 1);
+  v.eos = spm_id_or(g, "tokenizer.ggml.eos_token_id", 2);
+  v.unk = spm_id_or(g, "tokenizer.ggml.unknown_token_id", 0);
   for (const char* key : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
-    if (g.has(key)) v.extra_eog.push_back(id_or(g, key, -1));
+    if (g.has(key)) v.extra_eog.push_back(spm_id_or(g, key, -1));
   }
   if (g.has("tokenizer.ggml.eog_token_ids")) {
     for (int64_t id : g.get_int_array("tokenizer.ggml.eog_token_ids")) {

@@ -15,7 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kMetaSpace = "\xE2\x96\x81";
 
 void apply_normalizer(const json& n, SpmVocab& v, const std::string& path) {
   if (n.is_null()) return;
@@ -56,7 +55,7 @@ void apply_pre_tokenizer(const json& p, SpmVocab& v, const std::string& path) {
   if (type != "Metaspace") {
     fail(path, ": unsupported pre_tokenizer type '", type, "' for a SentencePiece-style BPE");
   }
-  if (p.value("replacement", kMetaSpace) != std::string(kMetaSpace)) {
+  if (p.value("replacement", std::string(kMetaSpace)) != kMetaSpace) {
     fail(path, ": Metaspace replacement other than \"▁\" is not supported");
   }
   v.space_is_meta = true;

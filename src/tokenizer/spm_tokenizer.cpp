@@ -12,7 +12,6 @@ namespace triattn {
 
 namespace {
 
-constexpr std::string_view kMetaSpace = "\xE2\x96\x81";  // U+2581 "▁"
 
 // "<0x41>" -> 0x41; -1 when the piece is not a byte token's spelling.
 int parse_byte_piece(const std::string& p) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -17,6 +18,9 @@
 #include "tokenizer/tokenizer.h"
 
 namespace triattn {
+
+// SentencePiece's visible space, U+2581 "▁", which its vocabularies spell spaces with.
+inline constexpr std::string_view kMetaSpace = "\xE2\x96\x81";
 
 // Values match GGUF tokenizer.ggml.token_type.
 enum class TokenType : uint8_t {
