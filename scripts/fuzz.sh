@@ -45,8 +45,9 @@ seeds="$build/seeds"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-status=0
-for t in "${run[@]}"; do
+# fuzz_one TARGET: replays or runs one target; non-zero when it found something.
+fuzz_one() {
+  local t=$1 corpus art regress dict max_len common inputs limit extra_dirs log start result execs line
   corpus="$build/corpus/$t" art="$build/artifacts/$t"
   mkdir -p "$corpus" "$art"
   "$root/fuzz/seeds.sh" "$t" "$corpus" "$seeds"
@@ -71,9 +72,9 @@ for t in "${run[@]}"; do
     if "$build/fuzz/$t" "${common[@]}" "${inputs[@]}" >"$art/replay.log" 2>&1; then
       echo "replay $t: ${#inputs[@]} inputs ok"
     else
-      echo "replay $t: FAILED (see $art/replay.log)"; tail -30 "$art/replay.log"; status=1
+      echo "replay $t: FAILED (see $art/replay.log)"; tail -30 "$art/replay.log"; return 1
     fi
-    continue
+    return 0
   fi
   limit=(-max_total_time="$secs")
   if [ -n "${TRIATTN_FUZZ_RUNS:-}" ]; then
@@ -89,7 +90,7 @@ for t in "${run[@]}"; do
        ${TRIATTN_FUZZ_ARGS:-} "$corpus" "${extra_dirs[@]}" >"$log" 2>&1; then
     result=ok
   else
-    result="FAILED"; status=1
+    result="FAILED"
   fi
   execs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
   line="$(date -u +%FT%TZ) $t seconds=$(( $(date +%s) - start )) executions=${execs:-?} result=$result"
@@ -97,6 +98,18 @@ for t in "${run[@]}"; do
   if [ "$result" != ok ]; then
     grep -a -E 'ERROR|SUMMARY|==[0-9]+==|Test unit written|fuzz:|runtime error' "$log" | head -20
     echo "fuzz.sh: $t found a problem; log $log, input(s) in $art/" >&2
+    return 1
   fi
+}
+
+# The targets run side by side, TRIATTN_JOBS at a time (each is one single-threaded process).
+jobs="${TRIATTN_JOBS:-$(nproc)}"
+status=0
+pids=()
+for t in "${run[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n || status=1; done
+  fuzz_one "$t" &
+  pids+=($!)
 done
+for p in "${pids[@]}"; do wait "$p" || status=1; done
 exit $status

@@ -21,7 +21,7 @@ if ((with_aarch64)) && ! dpkg --print-foreign-architectures | grep -qx arm64; th
   $SUDO dpkg --add-architecture arm64
   $SUDO apt-get update -qq
 fi
-pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+pkgs=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
       libcli11-dev libpcre2-dev libcpp-httplib-dev libssl-dev python3-numpy)
 ((with_clients)) && pkgs+=(chromium)
 ((with_fuzz)) && pkgs+=(clang-14 libclang-rt-14-dev)

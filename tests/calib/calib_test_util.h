@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_of.h"
 #include "core/error.h"
 #include "calib/pickle_reader.h"
 #include "calib/zip_reader.h"
@@ -73,14 +74,7 @@ inline triattn::HeadStats random_stats(const triattn::ModelConfig& c, unsigned s
   return s;
 }
 
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const triattn::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using triattn::test::error_of;
 
 // Copies the safetensors file src to dst, letting `meta` edit the metadata and `values` edit
 // each f32 tensor's values (return false to drop the tensor). For damaged-file tests.

@@ -8,19 +8,16 @@
 
 #include "calib/atomic_write.h"
 #include "calib_test_util.h"
+#include "common/shared_files.h"
 #include "common/temp_dir.h"
 
 using namespace triattn;
-using calib_test::error_of;
+using triattn::test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
+using test::slurp;
 size_t entries(const fs::path& dir) {
   size_t n = 0;
   for (auto it = fs::directory_iterator(dir); it != fs::directory_iterator(); ++it) ++n;

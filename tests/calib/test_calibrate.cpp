@@ -18,7 +18,7 @@ namespace triattn::test {
 namespace {
 
 namespace fs = std::filesystem;
-using calib_test::error_of;
+using triattn::test::error_of;
 
 const std::string kText = "Once upon a time there was a little robot who liked to count the stars every night. ";
 

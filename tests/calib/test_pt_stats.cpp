@@ -12,7 +12,7 @@
 #include "calib_test_util.h"
 
 using namespace triattn;
-using calib_test::error_of;
+using triattn::test::error_of;
 using calib_test::temp_path;
 
 namespace {
@@ -25,7 +25,7 @@ std::string make_pt(const std::string& name, const std::string& mode, const std:
   return out;
 }
 
-ModelConfig config(int L, int H, int Hkv, int d) {
+ModelConfig pt_config(int L, int H, int Hkv, int d) {
   ModelConfig c;
   c.arch = "llama";
   c.n_layers = L, c.n_heads = H, c.n_kv_heads = Hkv, c.head_dim = d;
@@ -57,10 +57,10 @@ TEST(PtStats, OfficialFileLoadsWithStridedAndHalfStorages) {
 
 TEST(PtStats, LoadStatsValidatesAgainstTheModelAndFillsKvHeads) {
   const std::string path = make_pt("model.pt", "good");
-  auto s = load_stats(path, config(2, 4, 2, 8));
+  auto s = load_stats(path, pt_config(2, 4, 2, 8));
   EXPECT_EQ(s->n_kv_heads, 2);
   EXPECT_EQ(s->q_abs_mean.size(), 32u);
-  const std::string msg = error_of([&] { load_stats(path, config(2, 8, 4, 16)); });
+  const std::string msg = error_of([&] { load_stats(path, pt_config(2, 8, 4, 16)); });
   EXPECT_NE(msg.find("n_heads 4 (model: 8)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("head_dim 8 (model: 16)"), std::string::npos) << msg;
 }
@@ -97,10 +97,10 @@ TEST(PtStats, NonZipAndEmptyFilesAreErrors) {
   const std::string junk = temp_path("junk.pt");
   std::ofstream(junk, std::ios::binary) << "PK\x03\x04 but nothing after";
   EXPECT_THROW(read_pt_stats(junk), Error);
-  EXPECT_THROW(load_stats(junk, config(2, 4, 2, 8)), Error);
+  EXPECT_THROW(load_stats(junk, pt_config(2, 4, 2, 8)), Error);
   const std::string empty = temp_path("empty.pt");
   std::ofstream(empty, std::ios::binary).flush();
-  EXPECT_THROW(load_stats(empty, config(2, 4, 2, 8)), Error);
+  EXPECT_THROW(load_stats(empty, pt_config(2, 4, 2, 8)), Error);
 }
 
 // Two keys for one head ("layer00_head03" twice, or "layer0_head3" beside it) used to keep

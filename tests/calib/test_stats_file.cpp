@@ -11,7 +11,7 @@
 #include "model/model.h"
 
 using namespace triattn;
-using calib_test::error_of;
+using triattn::test::error_of;
 using calib_test::random_stats;
 using calib_test::temp_path;
 

@@ -14,7 +14,7 @@
 #include "calib_test_util.h"
 
 using namespace triattn;
-using calib_test::error_of;
+using triattn::test::error_of;
 using calib_test::temp_path;
 
 namespace {

@@ -16,7 +16,7 @@
 #include "model/weights_fingerprint.h"
 
 using namespace triattn;
-using calib_test::error_of;
+using triattn::test::error_of;
 
 namespace {
 

@@ -14,9 +14,10 @@
 #include "calib/stats_file.h"
 #include "calib/stats_values.h"
 #include "calib_test_util.h"
+#include "common/shared_files.h"
 
 using namespace triattn;
-using calib_test::error_of;
+using triattn::test::error_of;
 using calib_test::temp_path;
 
 namespace {
@@ -25,26 +26,22 @@ constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // 2 layers, 4 query heads, 2 KV heads, 4 bands.
-const ModelConfig kCfg = calib_test::model_config("m", 2, 4, 2, 8);
+const ModelConfig kValuesCfg = calib_test::model_config("m", 2, 4, 2, 8);
 
 std::string good_file() {
   const std::string path = temp_path("values_good.safetensors");
-  StatsInfo info = stats_info_for(kCfg, 5000, 1);
+  StatsInfo info = stats_info_for(kValuesCfg, 5000, 1);
   for (int i = 0; i < 256; ++i) info.weights_fingerprint.push_back(std::cos(0.3f * i));
-  write_stats_file(path, calib_test::random_stats(kCfg, 11), info);
+  write_stats_file(path, calib_test::random_stats(kValuesCfg, 11), info);
   return path;
 }
 
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
+using test::slurp;
 }  // namespace
 
 TEST(StatsValues, EveryTensorOfTheSafetensorsFileIsChecked) {
   const std::string good = good_file();
-  ASSERT_NO_THROW(load_stats(good, kCfg));
+  ASSERT_NO_THROW(load_stats(good, kValuesCfg));
   struct Case {
     const char* tensor;
     size_t index;
@@ -89,7 +86,7 @@ TEST(StatsValues, EveryTensorOfTheSafetensorsFileIsChecked) {
     if (name == "q_mean_real" || name == "k_mean_imag") v[7] = -3.5f;
     return true;
   });
-  EXPECT_NO_THROW(load_stats(neg, kCfg));
+  EXPECT_NO_THROW(load_stats(neg, kValuesCfg));
 }
 
 TEST(StatsValues, FirstBadValueIsReported) {
@@ -104,17 +101,17 @@ TEST(StatsValues, FirstBadValueIsReported) {
 // A forward pass that overflowed must not become a stats file, nor destroy the one there.
 TEST(StatsValues, WriterRefusesNonFiniteStatisticsAndKeepsTheOldFile) {
   const std::string path = temp_path("values_writer.safetensors");
-  write_stats_file(path, calib_test::random_stats(kCfg, 1), stats_info_for(kCfg, 100, 1));
+  write_stats_file(path, calib_test::random_stats(kValuesCfg, 1), stats_info_for(kValuesCfg, 100, 1));
   const std::string before = slurp(path);
-  HeadStats bad = calib_test::random_stats(kCfg, 2);
+  HeadStats bad = calib_test::random_stats(kValuesCfg, 2);
   bad.q_mean_imag[30] = kNan;
-  const std::string msg = error_of([&] { write_stats_file(path, bad, stats_info_for(kCfg, 100, 1)); });
+  const std::string msg = error_of([&] { write_stats_file(path, bad, stats_info_for(kValuesCfg, 100, 1)); });
   EXPECT_NE(msg.find("refusing to write"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'q_mean_imag' holds nan at layer 1, head 3, band 2"), std::string::npos) << msg;
   EXPECT_EQ(slurp(path), before);
-  bad = calib_test::random_stats(kCfg, 2);
+  bad = calib_test::random_stats(kValuesCfg, 2);
   bad.k_abs_mean[14] = -kInf;
-  EXPECT_NE(error_of([&] { write_stats_file(path, bad, stats_info_for(kCfg, 100, 1)); })
+  EXPECT_NE(error_of([&] { write_stats_file(path, bad, stats_info_for(kValuesCfg, 100, 1)); })
                 .find("'k_abs_mean' holds -inf at layer 1, head 1, band 2"),
             std::string::npos);
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
@@ -123,7 +120,7 @@ TEST(StatsValues, WriterRefusesNonFiniteStatisticsAndKeepsTheOldFile) {
 
 namespace {
 
-std::string make_pt(const std::string& name) {
+std::string make_values_pt(const std::string& name) {
   const std::string out = temp_path(name);
   const std::string cmd =
       "python3 " + std::string(TRIATTN_SOURCE_DIR) + "/tests/reference/triattention_make_pt.py " + out + " --mode good";
@@ -138,7 +135,7 @@ std::string f32_bytes(float v) { return std::string(reinterpret_cast<const char*
 TEST(StatsValues, OfficialPtIsCheckedByTheSameRules) {
   // The fixture's q_mean_imag at layer 1, head 3, band 2 is float(-(1 + 0.3) - 0.04).
   const float imag = static_cast<float>(-(1 + 0.1 * 3) - 0.02 * 2);
-  const std::string nan_pt = make_pt("values_nan.pt");
+  const std::string nan_pt = make_values_pt("values_nan.pt");
   ASSERT_NO_THROW(read_pt_stats(nan_pt));
   calib_test::patch_zip_bytes(nan_pt, "/data/", f32_bytes(imag), f32_bytes(kNan));
   std::string msg = error_of([&] { load_stats(nan_pt, calib_test::model_config("m", 2, 4, 2, 8)); });
@@ -146,7 +143,7 @@ TEST(StatsValues, OfficialPtIsCheckedByTheSameRules) {
   EXPECT_NE(msg.find("tensor 'q_mean_imag' holds nan at layer 1, head 3, band 2"), std::string::npos) << msg;
 
   // q_abs_mean of layer 0, head 2, band 1 is float(2 + 0.2 + 0.01): made negative.
-  const std::string neg_pt = make_pt("values_neg.pt");
+  const std::string neg_pt = make_values_pt("values_neg.pt");
   const float ab = static_cast<float>(2 + 0.1 * 2 + 0.01 * 1);
   calib_test::patch_zip_bytes(neg_pt, "/data/", f32_bytes(ab), f32_bytes(-ab));
   msg = error_of([&] { read_pt_stats(neg_pt); });

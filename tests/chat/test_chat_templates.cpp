@@ -45,14 +45,14 @@ const char* kWeatherToolJson =
     R"({"type": "function", "function": {"name": "get_weather", "description": "Get weather", )"
     R"("parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})";
 
-std::string render(const std::string& file, const ojson& messages, ChatRenderOptions opt = {}) {
+std::string render_template(const std::string& file, const ojson& messages, ChatRenderOptions opt = {}) {
   return ChatTemplate(read_template(file)).render(messages, opt);
 }
 
 // Expects raise_exception with exactly `msg`.
 void expect_raises(const std::string& file, const ojson& messages, const std::string& msg) {
   try {
-    render(file, messages);
+    render_template(file, messages);
     FAIL() << file << ": expected raise_exception(\"" << msg << "\")";
   } catch (const ChatTemplateRaised& e) {
     EXPECT_EQ(std::string(e.what()), msg);
@@ -69,12 +69,12 @@ const char* kChatMLConversation =
     "<|im_start|>assistant\n";
 
 TEST(ChatTemplates, Qwen25Conversation) {
-  EXPECT_EQ(render("Qwen-Qwen2.5-7B-Instruct.jinja", conversation()), kChatMLConversation);
+  EXPECT_EQ(render_template("Qwen-Qwen2.5-7B-Instruct.jinja", conversation()), kChatMLConversation);
 }
 
 TEST(ChatTemplates, Qwen25DefaultSystemPrompt) {
   ojson m = ojson::array({{{"role", "user"}, {"content", "Hi"}}});
-  EXPECT_EQ(render("Qwen-Qwen2.5-7B-Instruct.jinja", m),
+  EXPECT_EQ(render_template("Qwen-Qwen2.5-7B-Instruct.jinja", m),
             "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
 }
@@ -91,26 +91,26 @@ TEST(ChatTemplates, Qwen25Tools) {
                          "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
                          "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n"
                          "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n";
-  EXPECT_EQ(render("Qwen-Qwen2.5-7B-Instruct.jinja", m, opt), expected);
+  EXPECT_EQ(render_template("Qwen-Qwen2.5-7B-Instruct.jinja", m, opt), expected);
 }
 
 class Qwen3 : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(Qwen3, Conversation) { EXPECT_EQ(render(GetParam(), conversation()), kChatMLConversation); }
+TEST_P(Qwen3, Conversation) { EXPECT_EQ(render_template(GetParam(), conversation()), kChatMLConversation); }
 
 TEST_P(Qwen3, EnableThinkingFalseAddsEmptyThinkBlock) {
   ChatRenderOptions opt;
   opt.extra["enable_thinking"] = false;
-  EXPECT_EQ(render(GetParam(), conversation(), opt), std::string(kChatMLConversation) + "<think>\n\n</think>\n\n");
+  EXPECT_EQ(render_template(GetParam(), conversation(), opt), std::string(kChatMLConversation) + "<think>\n\n</think>\n\n");
   opt.extra["enable_thinking"] = true;  // only `false` switches it off
-  EXPECT_EQ(render(GetParam(), conversation(), opt), kChatMLConversation);
+  EXPECT_EQ(render_template(GetParam(), conversation(), opt), kChatMLConversation);
 }
 
 TEST_P(Qwen3, ThinkingStrippedFromHistory) {
   ojson m = ojson::array({{{"role", "user"}, {"content", "Hi"}},
                           {{"role", "assistant"}, {"content", "<think>\nLet me think.\n</think>\n\nHello!"}},
                           {{"role", "user"}, {"content", "Bye"}}});
-  EXPECT_EQ(render(GetParam(), m),
+  EXPECT_EQ(render_template(GetParam(), m),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n"
             "<|im_start|>user\nBye<|im_end|>\n<|im_start|>assistant\n");
 }
@@ -120,7 +120,7 @@ TEST_P(Qwen3, ReasoningContentKeptAfterLastQuery) {
                           {{"role", "assistant"}, {"content", "Hello!"}, {"reasoning_content", "Greet back."}}});
   ChatRenderOptions opt;
   opt.add_generation_prompt = false;
-  EXPECT_EQ(render(GetParam(), m, opt),
+  EXPECT_EQ(render_template(GetParam(), m, opt),
             "<|im_start|>user\nHi<|im_end|>\n"
             "<|im_start|>assistant\n<think>\nGreet back.\n</think>\n\nHello!<|im_end|>\n");
 }
@@ -145,7 +145,7 @@ TEST_P(Qwen3, ToolsToolCallAndToolResponse) {
                          "{\"city\": \"Paris\"}}\n</tool_call><|im_end|>\n"
                          "<|im_start|>user\n<tool_response>\n{\"temp\": 18}\n</tool_response><|im_end|>\n"
                          "<|im_start|>assistant\n";
-  EXPECT_EQ(render(GetParam(), m, opt), expected);
+  EXPECT_EQ(render_template(GetParam(), m, opt), expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Both, Qwen3,
@@ -155,8 +155,8 @@ TEST(ChatTemplates, Qwen3NonStringContentOnlyInNewerTemplate) {
   // The 0.6B (newer) template renders list content as ''; the April-2025 one calls
   // .startswith on it, which a list does not have.
   ojson m = ojson::array({{{"role", "user"}, {"content", ojson::array({{{"type", "text"}, {"text", "x"}}})}}});
-  EXPECT_EQ(render("Qwen-Qwen3-0.6B.jinja", m), "<|im_start|>user\n<|im_end|>\n<|im_start|>assistant\n");
-  EXPECT_THROW(render("Qwen-Qwen3-4B-AWQ.jinja", m), Error);
+  EXPECT_EQ(render_template("Qwen-Qwen3-0.6B.jinja", m), "<|im_start|>user\n<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_THROW(render_template("Qwen-Qwen3-4B-AWQ.jinja", m), Error);
 }
 
 // ---------------------------------------------------------------- DeepSeek-R1 distills
@@ -171,7 +171,7 @@ ChatRenderOptions deepseek_opts() {
 }
 
 TEST_P(DeepSeekR1, Conversation) {
-  EXPECT_EQ(render(GetParam(), conversation(), deepseek_opts()),
+  EXPECT_EQ(render_template(GetParam(), conversation(), deepseek_opts()),
             "<｜begin▁of▁sentence｜>You are a helpful assistant.<｜User｜>Hello!"
             "<｜Assistant｜>Hi there! How can I help?<｜end▁of▁sentence｜>"
             "<｜User｜>What is 2+2?\n<｜Assistant｜><think>\n");
@@ -182,7 +182,7 @@ TEST_P(DeepSeekR1, ThinkingStrippedFromHistory) {
                           {{"role", "assistant"}, {"content", "<think>\nLet me think.\n</think>\n\nHello!"}},
                           {{"role", "user"}, {"content", "Bye"}}});
   // Only the text after </think> is kept, newlines included (this template does not lstrip).
-  EXPECT_EQ(render(GetParam(), m, deepseek_opts()),
+  EXPECT_EQ(render_template(GetParam(), m, deepseek_opts()),
             "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>\n\nHello!<｜end▁of▁sentence｜>"
             "<｜User｜>Bye<｜Assistant｜><think>\n");
 }
@@ -191,7 +191,7 @@ TEST_P(DeepSeekR1, NoGenerationPrompt) {
   ChatRenderOptions opt = deepseek_opts();
   opt.add_generation_prompt = false;
   ojson m = ojson::array({{{"role", "user"}, {"content", "Hi"}}});
-  EXPECT_EQ(render(GetParam(), m, opt), "<｜begin▁of▁sentence｜><｜User｜>Hi");
+  EXPECT_EQ(render_template(GetParam(), m, opt), "<｜begin▁of▁sentence｜><｜User｜>Hi");
 }
 
 INSTANTIATE_TEST_SUITE_P(Both, DeepSeekR1,
@@ -203,7 +203,7 @@ INSTANTIATE_TEST_SUITE_P(Both, DeepSeekR1,
 TEST(ChatTemplates, Gemma2Conversation) {
   ChatRenderOptions opt;
   opt.bos_token = "<bos>";
-  EXPECT_EQ(render("google-gemma-2-2b-it.jinja", conversation(false), opt),
+  EXPECT_EQ(render_template("google-gemma-2-2b-it.jinja", conversation(false), opt),
             "<bos><start_of_turn>user\nHello!<end_of_turn>\n"
             "<start_of_turn>model\nHi there! How can I help?<end_of_turn>\n"
             "<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n"
@@ -239,7 +239,7 @@ ChatRenderOptions llama_opts() {
 }
 
 TEST(ChatTemplates, Llama31Conversation) {
-  EXPECT_EQ(render("meta-llama-Llama-3.1-8B-Instruct.jinja", conversation(), llama_opts()), kLlama31Conversation);
+  EXPECT_EQ(render_template("meta-llama-Llama-3.1-8B-Instruct.jinja", conversation(), llama_opts()), kLlama31Conversation);
 }
 
 const char* kWeatherToolIndented =
@@ -277,7 +277,7 @@ TEST(ChatTemplates, Llama31ToolsInFirstUserMessage) {
                              "name and its value}.Do not use variables.\n\n") +
                          kWeatherToolIndented +
                          "\n\nWeather in Paris?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
-  EXPECT_EQ(render("meta-llama-Llama-3.1-8B-Instruct.jinja", m, opt), expected);
+  EXPECT_EQ(render_template("meta-llama-Llama-3.1-8B-Instruct.jinja", m, opt), expected);
 }
 
 TEST(ChatTemplates, Llama31ToolCallAndToolResult) {
@@ -288,7 +288,7 @@ TEST(ChatTemplates, Llama31ToolCallAndToolResult) {
   ChatRenderOptions opt = llama_opts();
   opt.extra["date_string"] = "01 Feb 2025";
   // A str is `iterable` in Jinja, so string tool content goes through tojson (quoted).
-  EXPECT_EQ(render("meta-llama-Llama-3.1-8B-Instruct.jinja", m, opt),
+  EXPECT_EQ(render_template("meta-llama-Llama-3.1-8B-Instruct.jinja", m, opt),
             "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
             "Cutting Knowledge Date: December 2023\nToday Date: 01 Feb 2025\n\n<|eot_id|>"
             "<|start_header_id|>user<|end_header_id|>\n\nWeather?<|eot_id|>"
@@ -310,9 +310,9 @@ TEST(ChatTemplates, Llama32UsesStrftimeNow) {
   opt.now_unix = 1736035200;  // 2025-01-05 00:00:00 UTC
   std::string expected = kLlama31Conversation;
   expected.replace(expected.find("26 Jul 2024"), 11, "05 Jan 2025");
-  EXPECT_EQ(render("meta-llama-Llama-3.2-3B-Instruct.jinja", conversation(), opt), expected);
+  EXPECT_EQ(render_template("meta-llama-Llama-3.2-3B-Instruct.jinja", conversation(), opt), expected);
   opt.extra["date_string"] = "26 Jul 2024";  // an explicit date wins
-  EXPECT_EQ(render("meta-llama-Llama-3.2-3B-Instruct.jinja", conversation(), opt), kLlama31Conversation);
+  EXPECT_EQ(render_template("meta-llama-Llama-3.2-3B-Instruct.jinja", conversation(), opt), kLlama31Conversation);
 }
 
 const char* kLlama3Conversation =
@@ -324,12 +324,12 @@ const char* kLlama3Conversation =
 TEST(ChatTemplates, Llama3Conversation) {
   std::string gen = "<|start_header_id|>assistant<|end_header_id|>\n\n";
   for (const char* f : {"meta-llama-Meta-Llama-3-8B-Instruct.jinja", "meta-llama-Meta-Llama-3-8B-Instruct.initial-release.jinja"})
-    EXPECT_EQ(render(f, conversation(), llama_opts()), kLlama3Conversation + gen) << f;
+    EXPECT_EQ(render_template(f, conversation(), llama_opts()), kLlama3Conversation + gen) << f;
   ChatRenderOptions no_gen = llama_opts();
   no_gen.add_generation_prompt = false;
-  EXPECT_EQ(render("meta-llama-Meta-Llama-3-8B-Instruct.jinja", conversation(), no_gen), kLlama3Conversation);
+  EXPECT_EQ(render_template("meta-llama-Meta-Llama-3-8B-Instruct.jinja", conversation(), no_gen), kLlama3Conversation);
   // The initial release ignores add_generation_prompt and always opens the assistant turn.
-  EXPECT_EQ(render("meta-llama-Meta-Llama-3-8B-Instruct.initial-release.jinja", conversation(), no_gen),
+  EXPECT_EQ(render_template("meta-llama-Meta-Llama-3-8B-Instruct.initial-release.jinja", conversation(), no_gen),
             kLlama3Conversation + gen);
 }
 
@@ -341,9 +341,9 @@ TEST(ChatTemplates, Phi35Conversation) {
   const std::string body =
       "<|system|>\nYou are a helpful assistant.<|end|>\n<|user|>\nHello!<|end|>\n"
       "<|assistant|>\nHi there! How can I help?<|end|>\n<|user|>\nWhat is 2+2?\n<|end|>\n";
-  EXPECT_EQ(render("microsoft-Phi-3.5-mini-instruct.jinja", conversation(), opt), body + "<|assistant|>\n");
+  EXPECT_EQ(render_template("microsoft-Phi-3.5-mini-instruct.jinja", conversation(), opt), body + "<|assistant|>\n");
   opt.add_generation_prompt = false;
-  EXPECT_EQ(render("microsoft-Phi-3.5-mini-instruct.jinja", conversation(), opt), body + "<|endoftext|>");
+  EXPECT_EQ(render_template("microsoft-Phi-3.5-mini-instruct.jinja", conversation(), opt), body + "<|endoftext|>");
 }
 
 // ---------------------------------------------------------------- Mistral Nemo
@@ -357,7 +357,7 @@ ChatRenderOptions mistral_opts() {
 
 TEST(ChatTemplates, MistralNemoConversation) {
   // The system prompt is folded into the last user turn; there is no generation prompt.
-  EXPECT_EQ(render("mistralai-Mistral-Nemo-Instruct-2407.jinja", conversation(), mistral_opts()),
+  EXPECT_EQ(render_template("mistralai-Mistral-Nemo-Instruct-2407.jinja", conversation(), mistral_opts()),
             "<s>[INST]Hello![/INST]Hi there! How can I help?</s>"
             "[INST]You are a helpful assistant.\n\nWhat is 2+2?\n[/INST]");
 }
@@ -377,7 +377,7 @@ TEST(ChatTemplates, MistralNemoToolsSkipReturnKey) {
   ChatRenderOptions opt = mistral_opts();
   opt.extra["tools"] = ojson::array({tool});
   ojson m = ojson::array({{{"role", "user"}, {"content", "Weather in Paris?"}}});
-  EXPECT_EQ(render("mistralai-Mistral-Nemo-Instruct-2407.jinja", m, opt),
+  EXPECT_EQ(render_template("mistralai-Mistral-Nemo-Instruct-2407.jinja", m, opt),
             "<s>[AVAILABLE_TOOLS][{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", "
             "\"description\": \"Get weather\", \"parameters\": {\"type\": \"object\", \"properties\": "
             "{\"city\": {\"type\": \"string\"}}, \"required\": [\"city\"]}}}][/AVAILABLE_TOOLS]"
@@ -396,14 +396,14 @@ TEST(ChatTemplates, GptOssHarmonyConversation) {
       "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
       "Knowledge cutoff: 2024-06\nCurrent date: 2025-01-01\n\nReasoning: medium\n\n"
       "# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>";
-  EXPECT_EQ(render("openai-gpt-oss-120b.jinja", conversation(), opt),
+  EXPECT_EQ(render_template("openai-gpt-oss-120b.jinja", conversation(), opt),
             sys + "<|start|>developer<|message|># Instructions\n\nYou are a helpful assistant.\n\n<|end|>"
                   "<|start|>user<|message|>Hello!<|end|>"
                   "<|start|>assistant<|channel|>final<|message|>Hi there! How can I help?<|end|>"
                   "<|start|>user<|message|>What is 2+2?\n<|end|><|start|>assistant");
   // No system message: no developer message; reasoning_effort from the request.
   opt.extra["reasoning_effort"] = "high";
-  const std::string high = render("openai-gpt-oss-120b.jinja", conversation(false), opt);
+  const std::string high = render_template("openai-gpt-oss-120b.jinja", conversation(false), opt);
   EXPECT_EQ(high.substr(0, high.find("<|end|>")), sys.substr(0, sys.find("medium")) + "high\n\n"
             "# Valid channels: analysis, commentary, final. Channel must be included for every message.");
   EXPECT_EQ(high.find("developer"), std::string::npos);
@@ -412,7 +412,7 @@ TEST(ChatTemplates, GptOssHarmonyConversation) {
   ojson m = ojson::array({{{"role", "user"}, {"content", "Hi"}},
                           {{"role", "assistant"}, {"content", "Hello."}, {"thinking", "Greet back."}}});
   opt.add_generation_prompt = false;
-  const std::string last = render("openai-gpt-oss-120b.jinja", m, opt);
+  const std::string last = render_template("openai-gpt-oss-120b.jinja", m, opt);
   EXPECT_EQ(last.substr(last.find("<|start|>user")),
             "<|start|>user<|message|>Hi<|end|><|start|>assistant<|channel|>analysis<|message|>Greet back.<|end|>"
             "<|start|>assistant<|channel|>final<|message|>Hello.<|return|>");

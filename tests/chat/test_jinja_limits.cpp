@@ -24,7 +24,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 // The message of the Error that rendering `src` throws; "" when it renders.
-std::string error_of(const std::string& src) {
+std::string render_error(const std::string& src) {
   try {
     Template(src).render({});
   } catch (const Error& e) {
@@ -35,7 +35,7 @@ std::string error_of(const std::string& src) {
 
 // Whether rendering `src` throws an Error whose message contains `part`.
 ::testing::AssertionResult Fails(const std::string& src, const std::string& part) {
-  std::string message = error_of(src);
+  std::string message = render_error(src);
   if (message.find(part) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "error \"" << message << "\" does not contain \"" << part << "\"";
 }
@@ -145,7 +145,7 @@ const char* kShared =
     "{% set ns.a = [ns.a, ns.a] %}{% set ns.b = [ns.b, ns.b] %}{% endfor %}";
 
 TEST(JinjaLimits, SharedValuesThatCompareHuge) {
-  EXPECT_EQ(error_of(kShared), "");
+  EXPECT_EQ(render_error(kShared), "");
   EXPECT_TRUE(Fails(kShared + std::string("{{ ns.a == ns.b }}"), kStepsError));
   EXPECT_TRUE(Fails(kShared + std::string("{{ [ns.a, ns.b] | unique | list }}"), kStepsError));
 }

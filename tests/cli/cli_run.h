@@ -12,23 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "common/shared_files.h"
 #include "common/temp_dir.h"
 
 namespace triattn::test {
-
-inline std::string shared_path(const std::string& rel) { return std::string(TRIATTN_SHARED_DIR) + "/" + rel; }
-
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-inline void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary);
-  f << text;
-}
 
 // Single-quoted for sh: safe for any byte but NUL.
 inline std::string sh_quote(const std::string& s) {

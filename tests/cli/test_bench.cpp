@@ -11,9 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/shared_files.h"
+
 namespace {
 
-const std::string kModel = std::string(TRIATTN_SHARED_DIR) + "/models/tinystories-656k/TinyStories-656K-Q8_0.gguf";
+using triattn::test::kStoriesGguf;
+
 
 struct BenchRun {
   int rc = -1;
@@ -22,7 +25,7 @@ struct BenchRun {
 
 // Runs the binary; stderr is kept only when asked (progress lines would break the JSON).
 BenchRun run_bench(const std::string& args, bool with_stderr = false) {
-  const std::string cmd = std::string(TRIATTN_BINARY) + " bench -m " + kModel + " " + args +
+  const std::string cmd = std::string(TRIATTN_BINARY) + " bench -m " + kStoriesGguf + " " + args +
                           (with_stderr ? " 2>&1" : " 2>/dev/null");
   BenchRun r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -208,7 +211,7 @@ TEST(Bench, StatsFileIsUsedWithoutCalibrating) {
     for (int i = 0; i < 20; ++i) out << "Once upon a time, a little girl named Lily found a red ball in the park. ";
   }
   const std::string stats = ::testing::TempDir() + "/bench_stats.safetensors";
-  const std::string cal = std::string(TRIATTN_BINARY) + " calibrate -m " + kModel + " --input " + text +
+  const std::string cal = std::string(TRIATTN_BINARY) + " calibrate -m " + kStoriesGguf + " --input " + text +
                           " --max-tokens 200 -t 1 -o " + stats + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(cal.c_str()), 0);
   const BenchRun r = run_bench("-t 1 --depths 200 --policies triattention --kv-budget 32 --divide-length 16 --reps 1 "

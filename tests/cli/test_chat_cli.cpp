@@ -13,8 +13,6 @@
 namespace triattn::test {
 namespace {
 
-const std::string kStoriesGguf = shared_path("models/tinystories-656k/TinyStories-656K-Q8_0.gguf");
-const std::string kStoriesDir = shared_path("models/tinystories-656k");
 const std::string kChatMl =
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
     "'<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";

@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-const std::string kStoriesGguf = shared_path("models/tinystories-656k/TinyStories-656K-Q8_0.gguf");
-const std::string kStoriesDir = shared_path("models/tinystories-656k");
 
 ordered_json one_user(const std::string& text) { return ordered_json::array({chat_message("user", text)}); }
 

@@ -11,12 +11,11 @@
 namespace triattn::test {
 namespace {
 
-const std::string kModel = shared_path("models/tinystories-656k");
 
 class GenerateCli : public TinyStoriesStats {
  protected:
   static nlohmann::json run_json(std::vector<std::string> args) {
-    args.insert(args.begin(), {"generate", "-m", kModel, "-p", "Once upon a time,", "--temp", "0", "--json",
+    args.insert(args.begin(), {"generate", "-m", kStoriesDir, "-p", "Once upon a time,", "--temp", "0", "--json",
                                "--ignore-eos"});
     const RunResult r = run_triattn(args);
     EXPECT_EQ(r.rc, 0) << r.err;
@@ -58,7 +57,7 @@ TEST_F(GenerateCli, EnvironmentSetsKnobsAndFlagsOverrideIt) {
 }
 
 TEST_F(GenerateCli, RefusesMissingStatsAndStatsOfAnotherModel) {
-  RunResult r = run_triattn({"generate", "-m", kModel, "-p", "hi", "--kv-policy", "triattention"});
+  RunResult r = run_triattn({"generate", "-m", kStoriesDir, "-p", "hi", "--kv-policy", "triattention"});
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.err.find("triattn calibrate"), std::string::npos) << r.err;
 
@@ -66,12 +65,12 @@ TEST_F(GenerateCli, RefusesMissingStatsAndStatsOfAnotherModel) {
   r = run_triattn({"calibrate", "-m", shared_path("models/stories260k/stories260K.bin"), "--input",
                    std::string(TRIATTN_SOURCE_DIR) + "/tests/data/calibration_stories.txt", "-o", other});
   ASSERT_EQ(r.rc, 0) << r.err;
-  r = run_triattn({"generate", "-m", kModel, "-p", "hi", "--kv-policy", "triattention", "--stats", other});
+  r = run_triattn({"generate", "-m", kStoriesDir, "-p", "hi", "--kv-policy", "triattention", "--stats", other});
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.err.find("n_layers 5 (model: 2)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("head_dim 8 (model: 16)"), std::string::npos) << r.err;
 
-  r = run_triattn({"generate", "-m", kModel, "-p", "hi", "--pruning-mode", "sideways"});
+  r = run_triattn({"generate", "-m", kStoriesDir, "-p", "hi", "--pruning-mode", "sideways"});
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.err.find("sideways"), std::string::npos) << r.err;
 }

@@ -12,13 +12,12 @@
 namespace triattn::test {
 namespace {
 
-const std::string kModel = shared_path("models/tinystories-656k");
 
 class GenerateEndings : public TinyStoriesStats {
  protected:
   // generate --json on the usual prompt (7 tokens with BOS), greedy unless args say otherwise.
   static RunResult run(std::vector<std::string> args) {
-    args.insert(args.begin(), {"generate", "-m", kModel, "-p", "Once upon a time,", "--temp", "0", "--json"});
+    args.insert(args.begin(), {"generate", "-m", kStoriesDir, "-p", "Once upon a time,", "--temp", "0", "--json"});
     return run_triattn(args);
   }
   static nlohmann::json ok_json(const std::vector<std::string>& args) {
@@ -69,7 +68,7 @@ TEST_F(GenerateEndings, CompressingPolicyPassesTheContextAndSaysSo) {
 TEST_F(GenerateEndings, ProtectedPromptLargerThanTheBudgetIsAnnounced) {
   std::string prompt;
   for (int i = 0; i < 12; ++i) prompt += "The cat sat on the mat. ";
-  std::vector<std::string> args = {"generate", "-m", kModel, "-p", prompt, "--temp", "0", "--json", "-n", "100",
+  std::vector<std::string> args = {"generate", "-m", kStoriesDir, "-p", prompt, "--temp", "0", "--json", "-n", "100",
                                    "--ignore-eos"};
   for (const std::string& a : tri({"--kv-budget", "32", "--divide-length", "16", "--window", "8", "--protect-prompt"}))
     args.push_back(a);
@@ -94,7 +93,7 @@ TEST_F(GenerateEndings, StopStringsEndTheTextBeforeThem) {
   EXPECT_EQ(cut["text"], text.substr(0, at));
   EXPECT_EQ(cut["finish_reason"], "stop");
   // Streamed text holds the same: nothing past the stop string ever reaches stdout.
-  const RunResult streamed = run_triattn({"generate", "-m", kModel, "-p", "Once upon a time,", "--temp", "0", "-n",
+  const RunResult streamed = run_triattn({"generate", "-m", kStoriesDir, "-p", "Once upon a time,", "--temp", "0", "-n",
                                           "60", "--ignore-eos", "--stop", stop});
   ASSERT_EQ(streamed.rc, 0) << streamed.err;
   EXPECT_EQ(streamed.out, "Once upon a time," + text.substr(0, at) + "\n");
@@ -115,7 +114,7 @@ TEST_F(GenerateEndings, EndOfGenerationTextIsNotShown) {
 }
 
 TEST_F(GenerateEndings, SamplingSeedIsRandomAndPrinted) {
-  const std::vector<std::string> base = {"generate", "-m", kModel, "-p", "Once upon a time,", "-n", "40",
+  const std::vector<std::string> base = {"generate", "-m", kStoriesDir, "-p", "Once upon a time,", "-n", "40",
                                          "--temp", "1", "--ignore-eos"};
   const RunResult a = run_triattn(base);
   ASSERT_EQ(a.rc, 0) << a.err;

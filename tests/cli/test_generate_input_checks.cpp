@@ -14,7 +14,6 @@
 namespace triattn::test {
 namespace {
 
-const std::string kModel = shared_path("models/tinystories-656k");
 
 // rc 1 and a message holding `what`, under the command's one prefix.
 void expect_refused(const std::vector<std::string>& args, const std::string& what) {
@@ -25,7 +24,7 @@ void expect_refused(const std::vector<std::string>& args, const std::string& wha
 }
 
 std::vector<std::string> gen(std::vector<std::string> extra) {
-  std::vector<std::string> a = {"generate", "-m", kModel, "-p", "Once upon a time,", "-n", "4"};
+  std::vector<std::string> a = {"generate", "-m", kStoriesDir, "-p", "Once upon a time,", "-n", "4"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -55,7 +54,7 @@ TEST(GenerateInputChecks, TinyTemperatureGeneratesTheGreedyText) {
 TEST(GenerateInputChecks, ThreadCountsAreBounded) {
   expect_refused(gen({"-t", "100000"}), "is not a thread count");
   expect_refused(gen({"-t", "-1"}), "is not a thread count");
-  expect_refused({"logits", "-m", kModel, "--tokens", "1,2", "-t", "4294967297"}, "-t");
+  expect_refused({"logits", "-m", kStoriesDir, "--tokens", "1,2", "-t", "4294967297"}, "-t");
   const RunResult ok = run_triattn(gen({"-t", "1", "--temp", "0"}));
   EXPECT_EQ(ok.rc, 0) << ok.err;
 }
@@ -90,15 +89,15 @@ TEST(GenerateInputChecks, EnvironmentVariablesFollowTheirFlags) {
 
 // Ids are checked, not wrapped modulo 2^32 (4294967297 used to evaluate token 1).
 TEST(GenerateInputChecks, TokenIdsAreNotWrapped) {
-  expect_refused({"logits", "-m", kModel, "--tokens", "4294967297"}, "'4294967297' is not a token id");
-  expect_refused({"logits", "-m", kModel, "--tokens", "1,-2"}, "'-2' is not a token id");
-  expect_refused({"logits", "-m", kModel, "--tokens", "1,,2"}, "is not a token id");
-  expect_refused({"logits", "-m", kModel, "--tokens", "99999"}, "99999");  // outside the vocabulary
+  expect_refused({"logits", "-m", kStoriesDir, "--tokens", "4294967297"}, "'4294967297' is not a token id");
+  expect_refused({"logits", "-m", kStoriesDir, "--tokens", "1,-2"}, "'-2' is not a token id");
+  expect_refused({"logits", "-m", kStoriesDir, "--tokens", "1,,2"}, "is not a token id");
+  expect_refused({"logits", "-m", kStoriesDir, "--tokens", "99999"}, "99999");  // outside the vocabulary
 }
 
 TEST(GenerateInputChecks, OnlyRegularFilesAreRead) {
   ScratchDir dir;
-  const std::vector<std::string> from_file = {"generate", "-m", kModel, "-n", "4", "-f"};
+  const std::vector<std::string> from_file = {"generate", "-m", kStoriesDir, "-n", "4", "-f"};
   auto with_file = [&](const std::string& f) {
     std::vector<std::string> a = from_file;
     a.push_back(f);
@@ -106,7 +105,7 @@ TEST(GenerateInputChecks, OnlyRegularFilesAreRead) {
   };
   expect_refused(with_file(dir.path().string()), "is a directory");
   expect_refused(gen({"--chat", "--chat-template", dir.path().string()}), "is a directory");
-  expect_refused({"tokenize", "-m", kModel, "-f", dir.path().string()}, "is a directory");
+  expect_refused({"tokenize", "-m", kStoriesDir, "-f", dir.path().string()}, "is a directory");
   const std::string fifo = (dir / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // A FIFO nobody writes to used to block forever (run_triattn's timeout gives rc 124).

@@ -12,8 +12,6 @@
 namespace triattn::test {
 namespace {
 
-const std::string kStoriesGguf = shared_path("models/tinystories-656k/TinyStories-656K-Q8_0.gguf");
-const std::string kStoriesDir = shared_path("models/tinystories-656k");
 
 std::string ids_line(const std::vector<int32_t>& ids) {
   std::string s;

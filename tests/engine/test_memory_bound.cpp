@@ -5,11 +5,11 @@
 // bound depends only on the attention geometry and the policy.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <cstdio>
 #include <filesystem>
 #include <random>
-#include <stdexcept>
 
+#include "common/sanitizer_size.h"
 #include "engine_test_util.h"
 #include "model/maker.h"
 
@@ -33,7 +33,8 @@ class MemoryBound : public ::testing::TestWithParam<PruningMode> {
     pool_ = std::make_unique<ThreadPool>(2);
     CalibrateOptions copt;
     copt.pool = pool_.get();
-    std::vector<int32_t> calib = random_tokens(1024, 7);
+    // Statistics from 1024 tokens, 256 in sanitized builds (the bound does not depend on them).
+    std::vector<int32_t> calib = random_tokens(test::sanitizer_size(1024, 256), 7);
     stats_ = std::make_shared<HeadStats>(calibrate_tokens(*model_, calib, copt).stats);
   }
   static void TearDownTestSuite() {
@@ -68,21 +69,14 @@ std::shared_ptr<const Model> MemoryBound::model_;
 std::unique_ptr<ThreadPool> MemoryBound::pool_;
 std::shared_ptr<const HeadStats> MemoryBound::stats_;
 
-// Tokens the long generation makes: 4096, or TRIATTN_MEMORY_BOUND_TOKENS (at least 1024). The
-// TSan stage (scripts/sanitize.sh) sets 1024: four modes of 4096 steps take over a quarter of
-// an hour there, and a race in the decode and pruning paths shows in the first thousand
-// steps as well as in the fourth (every step runs the same parallel code; 1024 still makes
-// six prune events per mode).
-int64_t long_generation_tokens() {
-  const char* v = std::getenv("TRIATTN_MEMORY_BOUND_TOKENS");
-  if (!v || !*v) return 4096;
-  const int64_t n = std::atoll(v);
-  if (n < 1024) throw std::invalid_argument("TRIATTN_MEMORY_BOUND_TOKENS must be at least 1024");
-  return n;
-}
+// Tokens the long generation makes: 4096, or 1024 in sanitized builds, where four modes of
+// 4096 steps take a quarter of an hour: a fault in the decode and pruning paths shows in the
+// first thousand steps as well as in the fourth (every step runs the same code; 1024 still
+// makes six prune events per mode).
+constexpr int64_t kLongGenerationTokens = test::sanitizer_size<int64_t>(4096, 1024);
 
 TEST_P(MemoryBound, LongGenerationNeverHoldsMoreThanBPlusBeta) {
-  const int64_t n = long_generation_tokens();
+  const int64_t n = kLongGenerationTokens;
   const auto r = test::greedy_generate(*model_, tri(GetParam()), {1, 100, 200}, n, pool_.get());
   EXPECT_EQ(static_cast<int64_t>(r.tokens.size()), n);
   EXPECT_LE(r.stats.kv_peak_tokens, 384) << pruning_mode_name(GetParam());

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/error_of.h"
 #include "common/temp_dir.h"
 #include "core/error.h"
 #include "eval/agree_eval.h"
@@ -19,14 +20,7 @@
 namespace triattn::eval {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(EvalJsonl, ErrorsNameFileAndLine) {
   test::TempDir d;

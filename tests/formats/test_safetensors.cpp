@@ -208,7 +208,7 @@ TEST(HfCheckpointSharded, BadIndexJson) {
 
 // ---- malformed headers ---------------------------------------------------------------
 
-std::string expect_error(const std::string& header_json, size_t data_bytes, const std::string& needle) {
+std::string expect_header_error(const std::string& header_json, size_t data_bytes, const std::string& needle) {
   TempDir dir;
   test::Bytes b;
   b.put<uint64_t>(header_json.size()).raw(header_json);
@@ -228,27 +228,27 @@ std::string expect_error(const std::string& header_json, size_t data_bytes, cons
 }
 
 TEST(SafetensorsErrors, MalformedHeaders) {
-  expect_error(R"({"w": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}})", 16, "F64");
-  expect_error(R"({"w": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}})", 16, "'w'");
-  expect_error(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 12]}})", 16, "need 8");
-  expect_error(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8, "outside");
-  expect_error(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}})", 16, "outside");
-  expect_error(R"({"w": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})", 16, "non-negative");
-  expect_error(R"({"w": {"dtype": "F32", "shape": [2.5], "data_offsets": [0, 8]}})", 16, "non-negative");
-  expect_error(R"({"w": {"dtype": "F32", "shape": [2]}})", 16, "data_offsets");
-  expect_error(R"({"w": {"dtype": "F32", "shape": [2, 0], "data_offsets": [0, 0]}})", 16, "empty dimension");
-  expect_error(R"({"w": {"shape": [2], "data_offsets": [0, 8]}})", 16, "dtype");
-  expect_error(R"({"w": [1, 2]})", 16, "not a JSON object");
-  expect_error(R"([1, 2])", 16, "not a JSON object");
-  expect_error(R"({"w": )", 16, "JSON");
-  expect_error(R"({"__metadata__": {"a": 1}})", 0, "__metadata__");
-  expect_error(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+  expect_header_error(R"({"w": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}})", 16, "F64");
+  expect_header_error(R"({"w": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}})", 16, "'w'");
+  expect_header_error(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 12]}})", 16, "need 8");
+  expect_header_error(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8, "outside");
+  expect_header_error(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}})", 16, "outside");
+  expect_header_error(R"({"w": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})", 16, "non-negative");
+  expect_header_error(R"({"w": {"dtype": "F32", "shape": [2.5], "data_offsets": [0, 8]}})", 16, "non-negative");
+  expect_header_error(R"({"w": {"dtype": "F32", "shape": [2]}})", 16, "data_offsets");
+  expect_header_error(R"({"w": {"dtype": "F32", "shape": [2, 0], "data_offsets": [0, 0]}})", 16, "empty dimension");
+  expect_header_error(R"({"w": {"shape": [2], "data_offsets": [0, 8]}})", 16, "dtype");
+  expect_header_error(R"({"w": [1, 2]})", 16, "not a JSON object");
+  expect_header_error(R"([1, 2])", 16, "not a JSON object");
+  expect_header_error(R"({"w": )", 16, "JSON");
+  expect_header_error(R"({"__metadata__": {"a": 1}})", 0, "__metadata__");
+  expect_header_error(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                    "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
                16, "overlap");
-  expect_error(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+  expect_header_error(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                    "a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})",
                16, "twice");
-  expect_error(R"({"w": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 8]}})", 16,
+  expect_header_error(R"({"w": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 8]}})", 16,
                "shape");
 }
 

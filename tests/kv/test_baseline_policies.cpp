@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/error_of.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kv/keep_set.h"
@@ -38,14 +39,7 @@ const char* const kBaselines[] = {"streaming", "h2o", "snapkv", "rkv", "knorm", 
 const char* const kFixturePolicies[] = {"streaming", "h2o",  "snapkv", "rkv",
                                         "knorm",     "tova", "random", "triattention-split"};
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using triattn::test::error_of;
 
 // --- the synthetic inputs, as policies_ref.py builds them -------------------------------------
 

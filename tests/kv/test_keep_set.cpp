@@ -17,7 +17,7 @@ std::vector<int32_t> iota_pos(int n, int start = 0) {
   return p;
 }
 
-PolicyParams params(int64_t budget, int64_t window, int64_t sink = 0, bool protect_prompt = false) {
+PolicyParams keep_params(int64_t budget, int64_t window, int64_t sink = 0, bool protect_prompt = false) {
   PolicyParams p;
   p.budget = budget;
   p.window = window;
@@ -30,23 +30,23 @@ PolicyParams params(int64_t budget, int64_t window, int64_t sink = 0, bool prote
 }  // namespace
 
 TEST(KeepRules, WindowIsClampedBelowTheBudget) {
-  EXPECT_EQ(keep_rules(params(8, 128), {}).window, 7);
-  EXPECT_EQ(keep_rules(params(8, 3), {}).window, 3);
-  EXPECT_EQ(keep_rules(params(1, 5), {}).window, 0);
-  EXPECT_EQ(keep_rules(params(8, -2), {}).window, 0);
+  EXPECT_EQ(keep_rules(keep_params(8, 128), {}).window, 7);
+  EXPECT_EQ(keep_rules(keep_params(8, 3), {}).window, 3);
+  EXPECT_EQ(keep_rules(keep_params(1, 5), {}).window, 0);
+  EXPECT_EQ(keep_rules(keep_params(8, -2), {}).window, 0);
 }
 
 TEST(KeepRules, ProtectPromptUsesThePromptLengthOnlyWhenAsked) {
   SequenceInfo seq{6};
-  EXPECT_EQ(keep_rules(params(8, 2, 0, true), seq).protect_below, 6);
-  EXPECT_EQ(keep_rules(params(8, 2, 0, false), seq).protect_below, 0);
+  EXPECT_EQ(keep_rules(keep_params(8, 2, 0, true), seq).protect_below, 6);
+  EXPECT_EQ(keep_rules(keep_params(8, 2, 0, false), seq).protect_below, 0);
 }
 
-TEST(KeepRules, RejectsAnEmptyBudget) { EXPECT_THROW(keep_rules(params(0, 2), {}), Error); }
+TEST(KeepRules, RejectsAnEmptyBudget) { EXPECT_THROW(keep_rules(keep_params(0, 2), {}), Error); }
 
 TEST(SplitStream, WindowAndSinksAreProtected) {
   const auto pos = iota_pos(10);
-  const auto s = split_stream(pos, keep_rules(params(6, 3, 2), {}));
+  const auto s = split_stream(pos, keep_rules(keep_params(6, 3, 2), {}));
   EXPECT_EQ(s.protected_rows, (std::vector<int32_t>{0, 1, 7, 8, 9}));
   EXPECT_EQ(s.candidates, (std::vector<int32_t>{2, 3, 4, 5, 6}));
 }
@@ -55,28 +55,28 @@ TEST(SplitStream, WindowCountsRowsAndSinksCountPositionsAfterEvictions) {
   // Rows hold positions with gaps (earlier evictions): the window is the last W rows, the
   // sinks/prompt are by absolute position.
   const std::vector<int32_t> pos = {0, 3, 4, 9, 20, 21};
-  const auto s = split_stream(pos, keep_rules(params(5, 2, 4), {}));
+  const auto s = split_stream(pos, keep_rules(keep_params(5, 2, 4), {}));
   EXPECT_EQ(s.protected_rows, (std::vector<int32_t>{0, 1, 4, 5}));
   EXPECT_EQ(s.candidates, (std::vector<int32_t>{2, 3}));
 }
 
 TEST(SplitStream, ProtectPromptKeepsEveryPromptToken) {
   const auto pos = iota_pos(10);
-  const auto s = split_stream(pos, keep_rules(params(5, 1, 0, true), SequenceInfo{4}));
+  const auto s = split_stream(pos, keep_rules(keep_params(5, 1, 0, true), SequenceInfo{4}));
   EXPECT_EQ(s.protected_rows, (std::vector<int32_t>{0, 1, 2, 3, 9}));
   EXPECT_EQ(s.candidates, (std::vector<int32_t>{4, 5, 6, 7, 8}));
 }
 
 TEST(SelectKeep, FillsTheBudgetWithTheBestCandidates) {
   const auto pos = iota_pos(8);
-  const auto s = split_stream(pos, keep_rules(params(5, 2), {}));  // protected 6, 7
+  const auto s = split_stream(pos, keep_rules(keep_params(5, 2), {}));  // protected 6, 7
   const std::vector<float> scores = {0.1f, 3.0f, -1.0f, 2.0f, 0.5f, 2.5f};
   EXPECT_EQ(select_keep(s, scores, pos, 5), (std::vector<int32_t>{1, 3, 5, 6, 7}));
 }
 
 TEST(SelectKeep, TiesKeepTheOlderToken) {
   const auto pos = iota_pos(7);
-  const auto s = split_stream(pos, keep_rules(params(3, 1), {}));  // protected 6
+  const auto s = split_stream(pos, keep_rules(keep_params(3, 1), {}));  // protected 6
   const std::vector<float> scores = {1.0f, 2.0f, 1.0f, 2.0f, 2.0f, 1.0f};
   EXPECT_EQ(select_keep(s, scores, pos, 3), (std::vector<int32_t>{1, 3, 6}));
   const std::vector<float> flat(6, 0.0f);
@@ -85,14 +85,14 @@ TEST(SelectKeep, TiesKeepTheOlderToken) {
 
 TEST(SelectKeep, NaNRanksBelowEveryNumber) {
   const auto pos = iota_pos(4);
-  const auto s = split_stream(pos, keep_rules(params(3, 1), {}));
+  const auto s = split_stream(pos, keep_rules(keep_params(3, 1), {}));
   const std::vector<float> scores = {NAN, -5.0f, NAN};
   EXPECT_EQ(select_keep(s, scores, pos, 3), (std::vector<int32_t>{0, 1, 3}));
 }
 
 TEST(SelectKeep, ProtectedRowsBeyondTheBudgetAreAllKeptAndNoCandidate) {
   const auto pos = iota_pos(10);
-  const auto s = split_stream(pos, keep_rules(params(3, 2, 0, true), SequenceInfo{5}));
+  const auto s = split_stream(pos, keep_rules(keep_params(3, 2, 0, true), SequenceInfo{5}));
   ASSERT_EQ(s.protected_rows.size(), 7u);
   const std::vector<float> scores(s.candidates.size(), 9.0f);
   EXPECT_EQ(select_keep(s, scores, pos, 3), (std::vector<int32_t>{0, 1, 2, 3, 4, 8, 9}));
@@ -100,14 +100,14 @@ TEST(SelectKeep, ProtectedRowsBeyondTheBudgetAreAllKeptAndNoCandidate) {
 
 TEST(SelectKeep, RejectsAScoreCountMismatch) {
   const auto pos = iota_pos(5);
-  const auto s = split_stream(pos, keep_rules(params(3, 1), {}));
+  const auto s = split_stream(pos, keep_rules(keep_params(3, 1), {}));
   EXPECT_THROW(select_keep(s, std::vector<float>(2), pos, 3), Error);
 }
 
 TEST(PruneDue, TriggersOnlyWhenTheAppendWouldPassBudgetPlusDivideLength) {
   KvCache cache({1, 1, 2, DType::F32});
   const float k[2] = {1, 0}, v[2] = {0, 0};
-  PolicyParams p = params(4, 1);  // B + β = 6
+  PolicyParams p = keep_params(4, 1);  // B + β = 6
   for (int i = 0; i < 5; ++i) cache.append(0, i, k, v);
   EXPECT_FALSE(prune_due(cache, 1, p, {}));  // 5 + 1 = 6
   EXPECT_TRUE(prune_due(cache, 2, p, {}));   // 5 + 2 = 7
@@ -123,7 +123,7 @@ TEST(PruneDue, TriggersOnlyWhenTheAppendWouldPassBudgetPlusDivideLength) {
 // scoring before every append (pruning could never get under B, so each event evicted
 // nothing and the next append triggered again).
 TEST(PruneDue, ProtectionLargerThanTheBudgetRaisesTheTrigger) {
-  PolicyParams p = params(4, 2, 0, true);  // B = 4, W = 2, β = 2
+  PolicyParams p = keep_params(4, 2, 0, true);  // B = 4, W = 2, β = 2
   const SequenceInfo prompt10{10};
   EXPECT_EQ(effective_budget(p, prompt10), 12);  // 10 prompt rows + 2 window rows
   EXPECT_EQ(effective_budget(p, SequenceInfo{1}), 4);
@@ -133,7 +133,7 @@ TEST(PruneDue, ProtectionLargerThanTheBudgetRaisesTheTrigger) {
   EXPECT_FALSE(prune_due(cache, 1, p, prompt10));  // 13 + 1 <= 12 + 2
   EXPECT_TRUE(prune_due(cache, 2, p, prompt10));
   // Without protection the same cache is far past B + β.
-  EXPECT_TRUE(prune_due(cache, 1, params(4, 2), prompt10));
+  EXPECT_TRUE(prune_due(cache, 1, keep_params(4, 2), prompt10));
 }
 
 TEST(ValidateBudgetParams, RefusesOutOfRangeKnobsByName) {
@@ -143,7 +143,7 @@ TEST(ValidateBudgetParams, RefusesOutOfRangeKnobsByName) {
   };
   std::vector<Bad> bad;
   auto with = [](auto set) {
-    PolicyParams p = params(64, 8);
+    PolicyParams p = keep_params(64, 8);
     set(p);
     return p;
   };

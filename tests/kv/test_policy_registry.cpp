@@ -1,21 +1,15 @@
 // The policy registry: names, errors, pruning modes, and the full-attention policy.
 #include <gtest/gtest.h>
 
+#include "common/error_of.h"
 #include "core/error.h"
 #include "kv/policy.h"
 
 using namespace triattn;
 
 namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-AttentionGeometry geometry() {
+using triattn::test::error_of;
+AttentionGeometry registry_geometry() {
   AttentionGeometry g;
   g.n_layers = 1, g.n_heads = 2, g.n_kv_heads = 1, g.head_dim = 4;
   g.rope_freqs = {1.0f, 0.01f};
@@ -37,14 +31,14 @@ TEST(PolicyRegistry, ListsFullAndTriAttention) {
 }
 
 TEST(PolicyRegistry, UnknownPolicyNamesTheKnownOnes) {
-  const std::string msg = error_of([] { make_kv_policy("h3o", PolicyParams{}, geometry()); });
+  const std::string msg = error_of([] { make_kv_policy("h3o", PolicyParams{}, registry_geometry()); });
   EXPECT_NE(msg.find("'h3o'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("triattention"), std::string::npos) << msg;
   EXPECT_NE(msg.find("full"), std::string::npos) << msg;
 }
 
 TEST(PolicyRegistry, TriAttentionWithoutStatsSaysHowToCalibrate) {
-  const std::string msg = error_of([] { make_kv_policy("triattention", PolicyParams{}, geometry()); });
+  const std::string msg = error_of([] { make_kv_policy("triattention", PolicyParams{}, registry_geometry()); });
   EXPECT_NE(msg.find("triattn calibrate -m MODEL --input FILE -o STATS"), std::string::npos) << msg;
   EXPECT_NE(msg.find("--stats"), std::string::npos) << msg;
 }
@@ -57,13 +51,13 @@ TEST(PolicyRegistry, TriAttentionRefusesStatsOfAnotherModel) {
   s->q_abs_mean.assign(4, 1.0f);
   PolicyParams p;
   p.stats = s;
-  const std::string msg = error_of([&] { make_kv_policy("triattention", p, geometry()); });
+  const std::string msg = error_of([&] { make_kv_policy("triattention", p, registry_geometry()); });
   EXPECT_NE(msg.find("2 layers"), std::string::npos) << msg;
   EXPECT_NE(msg.find("1 layers"), std::string::npos) << msg;
 }
 
 TEST(PolicyRegistry, FullNeverEvicts) {
-  auto policy = make_kv_policy("full", PolicyParams{}, geometry());
+  auto policy = make_kv_policy("full", PolicyParams{}, registry_geometry());
   EXPECT_EQ(policy->name(), "full");
   EXPECT_EQ(policy->needs(), kNeedNothing);
   KvCache cache({1, 1, 4, DType::F32});

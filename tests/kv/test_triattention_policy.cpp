@@ -24,7 +24,7 @@ std::shared_ptr<HeadStats> norm_stats(int L, int H, int Hkv, int d) {
   return s;
 }
 
-AttentionGeometry geometry(int L, int H, int Hkv, int d) {
+AttentionGeometry policy_geometry(int L, int H, int Hkv, int d) {
   AttentionGeometry g;
   g.n_layers = L, g.n_heads = H, g.n_kv_heads = Hkv, g.head_dim = d;
   for (int f = 0; f < d / 2; ++f) g.rope_freqs.push_back(1.0f / static_cast<float>(1 + f));
@@ -68,7 +68,7 @@ const std::vector<std::vector<std::vector<float>>> kNorms = {
 
 KeepPlan plan_for(PruningMode mode, ThreadPool* pool = nullptr) {
   KvCache cache = make_cache(kNorms);
-  auto policy = make_kv_policy("triattention", params(mode, 3, 1, 1, norm_stats(2, 2, 2, 2)), geometry(2, 2, 2, 2));
+  auto policy = make_kv_policy("triattention", params(mode, 3, 1, 1, norm_stats(2, 2, 2, 2)), policy_geometry(2, 2, 2, 2));
   auto plan = policy->plan_before_append(cache, 1, {}, pool);
   EXPECT_TRUE(plan.has_value());
   return plan.value_or(KeepPlan{});
@@ -136,7 +136,7 @@ TEST(TriAttentionPolicy, GqaGroupTakesTheMaxOfZScores) {
     cache.append(0, t, k, v);
   }
   cache.advance(5);
-  auto policy = make_kv_policy("triattention", params(PruningMode::PerLayerPerHead, 3, 1, 1, s), geometry(1, 2, 1, 4));
+  auto policy = make_kv_policy("triattention", params(PruningMode::PerLayerPerHead, 3, 1, 1, s), policy_geometry(1, 2, 1, 4));
   auto plan = policy->plan_before_append(cache, 1, {}, nullptr);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->keep[0], (Keep{0, 2, 4}));
@@ -145,7 +145,7 @@ TEST(TriAttentionPolicy, GqaGroupTakesTheMaxOfZScores) {
 TEST(TriAttentionPolicy, TriggersOnlyPastBudgetPlusDivideLengthAndPrunesToTheBudget) {
   const std::vector<std::vector<std::vector<float>>> norms = {{{9, 1, 8, 2, 7, 3, 6, 4, 5, 0}}};
   auto stats = norm_stats(1, 1, 1, 2);
-  auto policy = make_kv_policy("triattention", params(PruningMode::PerHead, 5, 4, 2, stats), geometry(1, 1, 1, 2));
+  auto policy = make_kv_policy("triattention", params(PruningMode::PerHead, 5, 4, 2, stats), policy_geometry(1, 1, 1, 2));
   EXPECT_EQ(policy->max_append(), 4);
   EXPECT_EQ(policy->memory_bound(SequenceInfo{}), 9);
   {
@@ -171,14 +171,14 @@ TEST(TriAttentionPolicy, SinksAndPromptAreProtected) {
   KvCache cache = make_cache(norms);
   PolicyParams p = params(PruningMode::PerHead, 5, 2, 2, stats);
   p.sink = 2;
-  auto policy = make_kv_policy("triattention", p, geometry(1, 1, 1, 2));
+  auto policy = make_kv_policy("triattention", p, policy_geometry(1, 1, 1, 2));
   auto plan = policy->plan_before_append(cache, 1, {}, nullptr);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->keep[0], (Keep{0, 1, 3, 8, 9}));  // sinks 0,1 + window 8,9 + best (norm 5)
 
   p.sink = 0;
   p.protect_prompt = true;
-  auto policy2 = make_kv_policy("triattention", p, geometry(1, 1, 1, 2));
+  auto policy2 = make_kv_policy("triattention", p, policy_geometry(1, 1, 1, 2));
   plan = policy2->plan_before_append(cache, 1, SequenceInfo{3}, nullptr);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->keep[0], (Keep{0, 1, 2, 8, 9}));  // the prompt fills the budget with the window
@@ -190,7 +190,7 @@ TEST(TriAttentionPolicy, SharedModesRefuseStreamsThatHoldDifferentTokens) {
   uneven.keep = {{0, 1, 2, 3, 4, 5}, {0, 1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}, {0, 1, 2, 3, 4, 5}};
   cache.apply(uneven);
   auto policy = make_kv_policy("triattention", params(PruningMode::PerHead, 2, 1, 1, norm_stats(2, 2, 2, 2)),
-                               geometry(2, 2, 2, 2));
+                               policy_geometry(2, 2, 2, 2));
   EXPECT_THROW(policy->plan_before_append(cache, 1, {}, nullptr), Error);
 }
 
@@ -199,7 +199,7 @@ TEST(TriAttentionPolicy, SteadyStateNeverExceedsBudgetPlusDivideLength) {
   // stay increasing and the most recent tokens survive.
   const int B = 8, beta = 4, W = 3;
   auto policy = make_kv_policy("triattention", params(PruningMode::PerHead, B, beta, W, norm_stats(2, 2, 1, 2)),
-                               geometry(2, 2, 1, 2));
+                               policy_geometry(2, 2, 1, 2));
   KvCache cache({2, 1, 2, DType::F16});
   int events = 0;
   for (int t = 0; t < 100; ++t) {

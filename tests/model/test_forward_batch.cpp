@@ -7,6 +7,7 @@
 
 #include "common/temp_dir.h"
 #include "model/attention.h"
+#include "common/shared_files.h"
 #include "model/forward.h"
 #include "model/kv_shape.h"
 #include "model/maker.h"
@@ -15,7 +16,7 @@
 namespace triattn {
 namespace {
 
-const std::string kModel = std::string(TRIATTN_SHARED_DIR) + "/models/tinystories-656k";
+using test::kStoriesDir;
 
 KvCache make_cache(const Model& m) {
   const ModelConfig& c = m.config();
@@ -30,7 +31,7 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(ForwardBatch, ThreeSequencesMatchRunningAlone) {
-  auto model = Model::load(kModel);
+  auto model = Model::load(kStoriesDir);
   ThreadPool pool(2);
   Forward fwd(*model, &pool);
   const std::vector<std::vector<int32_t>> prompts = {
@@ -71,7 +72,7 @@ TEST(ForwardBatch, ThreeSequencesMatchRunningAlone) {
 
 // Prefill in one step, token by token, or in chunks gives the same final logits.
 TEST(ForwardBatch, ChunkingDoesNotChangeLogits) {
-  auto model = Model::load(kModel);
+  auto model = Model::load(kStoriesDir);
   Forward fwd(*model, nullptr);
   std::vector<int32_t> ids = {1, 80, 147, 201, 282, 57, 8, 40, 41, 42, 43};
   std::vector<float> reference;
@@ -140,7 +141,7 @@ TEST(ForwardBatch, AttentionChunksOnManyThreadsMatchOneThread) {
 }
 
 TEST(ForwardBatch, RejectsTokensOutsideTheVocabulary) {
-  auto model = Model::load(kModel);
+  auto model = Model::load(kStoriesDir);
   Forward fwd(*model, nullptr);
   KvCache cache = make_cache(*model);
   std::vector<int32_t> ids = {1, 2048};

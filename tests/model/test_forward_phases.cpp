@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "common/shared_files.h"
 #include "model/forward.h"
 #include "model/kv_shape.h"
 #include "model/model.h"
@@ -13,7 +14,7 @@
 namespace triattn {
 namespace {
 
-const std::string kModel = std::string(TRIATTN_SHARED_DIR) + "/models/tinystories-656k";
+using test::kStoriesDir;
 
 // Logits of a prefill and then of three decode steps, with or without phase timing.
 std::vector<std::vector<float>> prefill_and_decode(Forward& fwd, const ModelConfig& c, double* wall) {
@@ -35,7 +36,7 @@ std::vector<std::vector<float>> prefill_and_decode(Forward& fwd, const ModelConf
 }
 
 TEST(ForwardPhases, EveryPhaseChargedWithinTheCallsTimeAndLogitsUnchanged) {
-  auto model = Model::load(kModel);
+  auto model = Model::load(kStoriesDir);
   ThreadPool pool(2);
   Forward fwd(*model, &pool);
   double wall_plain = 0, wall_timed = 0;

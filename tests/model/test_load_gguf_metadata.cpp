@@ -4,6 +4,7 @@
 // tensors the loader does not use are reported as warnings (issue 12).
 #include <gtest/gtest.h>
 
+#include "common/shared_files.h"
 #include "common/temp_dir.h"
 
 #include <algorithm>
@@ -35,11 +36,7 @@ std::string make_gguf(const TempDir& dir, int layers = 2, const std::string& nam
   return path;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
+using test::slurp;
 // Offset of the bytes that follow the GGUF string `s` (u64 length, then the bytes).
 size_t after_string(const std::string& bytes, const std::string& s) {
   std::string needle(8, '\0');

@@ -2,11 +2,6 @@
 // readers, determinism, and that both formats hold the same model (llama q/k permuted).
 #include <gtest/gtest.h>
 
-#include "common/temp_dir.h"
-#include <unistd.h>
-
-#include <sys/wait.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +10,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "common/shared_files.h"
+#include "common/temp_dir.h"
 #include "core/error.h"
 #include "formats/gguf.h"
 #include "formats/safetensors.h"
@@ -29,11 +26,7 @@ namespace fs = std::filesystem;
 
 using test::TempDir;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
+using test::slurp;
 std::vector<float> to_f32(DType type, const void* data, int64_t n) {
   std::vector<float> out(static_cast<size_t>(n));
   if (type == DType::F32) {
@@ -380,36 +373,6 @@ TEST(MakerDefaults, EachFormatGetsATypeItCanHold) {
   const auto hf_type = dtype_from_name(maker_default_type("hf"));
   ASSERT_TRUE(hf_type.has_value());
   EXPECT_NO_THROW(write_random_hf(model_preset("tiny-llama"), {*hf_type, 1}, dir.file("hf")));
-}
-
-// The command itself, as a user runs it: no --type for either format; --help shows both defaults.
-TEST(MakerDefaults, MakeModelCommandWithoutType) {
-  TempDir dir;
-  const auto run = [&](const std::string& args) {
-    const std::string cmd = std::string("'") + TRIATTN_BINARY + "' make-model " + args + " > '" +
-                            dir.file("out.txt") + "' 2>&1";
-    const int status = std::system(cmd.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  };
-  ASSERT_TRUE(fs::exists(TRIATTN_BINARY)) << TRIATTN_BINARY << " is not built";
-  ASSERT_EQ(run("--preset tiny-llama --format hf -o '" + dir.file("hf") + "'"), 0) << slurp(dir.file("out.txt"));
-  EXPECT_NE(slurp(dir.file("out.txt")).find(", f32"), std::string::npos) << slurp(dir.file("out.txt"));
-  auto hf = Model::load(dir.file("hf"));
-  EXPECT_EQ(hf->weight_type_name(), "f32");
-  ASSERT_EQ(run("--preset tiny-llama -o '" + dir.file("m.gguf") + "'"), 0) << slurp(dir.file("out.txt"));
-  EXPECT_EQ(Model::load(dir.file("m.gguf"))->weight_type_name(), "q8_0");
-  ASSERT_EQ(run("--help"), 0);
-  const std::string help = slurp(dir.file("out.txt"));
-  EXPECT_NE(help.find("q8_0 for gguf, f32 for hf"), std::string::npos) << help;
-  // --kv-heads: grouped-query shapes with fewer KV heads (a divisor of the query heads).
-  ASSERT_EQ(run("--preset tiny-qwen3 --kv-heads 1 -o '" + dir.file("mqa.gguf") + "'"), 0) << slurp(dir.file("out.txt"));
-  EXPECT_EQ(Model::load(dir.file("mqa.gguf"))->config().n_kv_heads, 1);
-  EXPECT_NE(run("--preset tiny-qwen3 --kv-heads 3 -o '" + dir.file("bad.gguf") + "'"), 0);
-  EXPECT_NE(slurp(dir.file("out.txt")).find("is not a multiple of n_kv_heads (3)"), std::string::npos)
-      << slurp(dir.file("out.txt"));
-  EXPECT_FALSE(fs::exists(dir.file("bad.gguf")));
-  EXPECT_NE(run("--preset tiny-llama --format onnx -o '" + dir.file("x") + "'"), 0);
-  EXPECT_NE(slurp(dir.file("out.txt")).find("--format 'onnx' must be gguf or hf"), std::string::npos);
 }
 
 // Same seed, F32 both: every GGUF tensor equals its HF tensor, with llama q/k rows permuted

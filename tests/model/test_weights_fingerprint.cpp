@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "common/shared_files.h"
 #include "common/temp_dir.h"
 #include "model/maker.h"
 #include "model/model.h"
@@ -14,11 +15,10 @@
 namespace triattn {
 namespace {
 
-const std::string kShared = TRIATTN_SHARED_DIR;
 
 // Shared data is part of the test: missing data fails, it is never a skip.
 std::string shared(const std::string& rel) {
-  const std::string p = kShared + "/" + rel;
+  const std::string p = test::shared_path(rel);
   EXPECT_TRUE(std::filesystem::exists(p)) << p << " is missing: the test needs ../shared";
   return p;
 }
