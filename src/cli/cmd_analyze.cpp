@@ -16,6 +16,7 @@
 #include "calib/stats_file.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/progress_line.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -99,16 +100,19 @@ int cmd_analyze(const std::vector<std::string>& args) {
   ThreadPool pool(threads);
   opt.pool = &pool;
   const auto t0 = std::chrono::steady_clock::now();
+  ProgressLine progress;
   opt.progress = [&](int64_t done, int64_t total) {
     if (done == total || done % 512 == 0) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::fprintf(stderr, "\ranalyze: %lld / %lld tokens (%.0f tok/s, capture %.1f MiB)", static_cast<long long>(done),
-                   static_cast<long long>(total), s > 0 ? done / s : 0.0, capture_bytes(c, done) / 1048576.0);
-      std::fflush(stderr);
+      char line[160];
+      std::snprintf(line, sizeof line, "analyze: %lld / %lld tokens (%.0f tok/s, capture %.1f MiB)",
+                    static_cast<long long>(done), static_cast<long long>(total), s > 0 ? done / s : 0.0,
+                    capture_bytes(c, done) / 1048576.0);
+      progress.update(line, done == total);
     }
   };
   const AnalysisRun run = run_analysis(*model, text, opt);
-  std::fprintf(stderr, "\n");
+  progress.finish();
   const std::vector<std::string> written = write_analysis_report(output, run);
 
   const Analysis& a = run.analysis;

@@ -11,6 +11,7 @@
 #include "calib/stats_file.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/progress_line.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -49,14 +50,16 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   opt.kv_type = cache_type;
   opt.pool = &pool;
   const auto t0 = std::chrono::steady_clock::now();
+  ProgressLine progress;
   opt.progress = [&](int64_t done, int64_t total) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "\rcalibrate: %lld / %lld tokens (%.0f tok/s)", static_cast<long long>(done),
-                 static_cast<long long>(total), s > 0 ? done / s : 0.0);
-    std::fflush(stderr);
+    char line[128];
+    std::snprintf(line, sizeof line, "calibrate: %lld / %lld tokens (%.0f tok/s)", static_cast<long long>(done),
+                  static_cast<long long>(total), s > 0 ? done / s : 0.0);
+    progress.update(line, done == total);
   };
   const CalibrationResult r = calibrate_text(*model, text, opt);
-  std::fprintf(stderr, "\n");
+  progress.finish();
   if (r.info.token_count < kFewCalibrationTokens)
     std::fprintf(stderr,
                  "calibrate: warning: only %lld tokens of calibration input; statistics from fewer than %lld tokens "

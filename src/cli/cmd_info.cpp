@@ -7,6 +7,7 @@
 #include "chat/chat_prompt.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/escape_bytes.h"
 #include "core/error.h"
 
 namespace triattn::cli {
@@ -109,7 +110,11 @@ int cmd_info(const std::vector<std::string>& args) {
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
-  auto tok_str = [&](int32_t id) { return id < 0 ? std::string("none") : std::to_string(id) + " " + tok.token_text(id); };
+  // Token texts may hold newlines and control bytes (llama2.c's BOS is "\n<s>\n"): escaped, as
+  // `tokenize` shows them, so each field stays on its line.
+  auto tok_str = [&](int32_t id) {
+    return id < 0 ? std::string("none") : std::to_string(id) + " '" + escape_bytes(tok.token_text(id)) + "'";
+  };
   std::cout << "model         " << model_path << " (" << j["format"].get<std::string>() << ")\n"
             << "architecture  " << c.arch << " '" << c.name << "'\n"
             << "shape         " << c.n_layers << " layers, n_embd " << c.n_embd << ", ffn " << c.n_ff << ", heads "

@@ -65,6 +65,8 @@ TEST_F(GenerateCli, RefusesMissingStatsAndStatsOfAnotherModel) {
   r = run_triattn({"calibrate", "-m", shared_path("models/stories260k/stories260K.bin"), "--input",
                    std::string(TRIATTN_SOURCE_DIR) + "/tests/data/calibration_stories.txt", "-o", other});
   ASSERT_EQ(r.rc, 0) << r.err;
+  // stderr is a file here, not a terminal: progress comes as plain lines, no carriage returns.
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
   r = run_triattn({"generate", "-m", kStoriesDir, "-p", "hi", "--kv-policy", "triattention", "--stats", other});
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.err.find("n_layers 5 (model: 2)"), std::string::npos) << r.err;

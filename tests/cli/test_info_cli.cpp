@@ -12,8 +12,20 @@ TEST(InfoCli, DescribesTheModelAsText) {
   const RunResult r = run_triattn({"info", "-m", shared_path("models/tinystories-656k")});
   ASSERT_EQ(r.rc, 0) << r.err;
   for (const char* s : {"architecture  llama", "2 layers", "head_dim 16", "context       512 tokens",
-                        "BOS 1 <|start_story|> (added)", "EOS 2 <|end_story|>", "chat template built-in ChatML"})
+                        "BOS 1 '<|start_story|>' (added)", "EOS 2 '<|end_story|>'", "chat template built-in ChatML"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << " in:\n" << r.out;
+}
+
+TEST(InfoCli, TokenTextsWithNewlinesStayOnTheirLine) {
+  // llama2.c's vocabulary spells BOS and EOS with newlines around them.
+  const RunResult r = run_triattn({"info", "-m", shared_path("models/stories260k/stories260K.bin")});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("BOS 1 '\\n<s>\\n' (added), EOS 2 '\\n</s>\\n'"), std::string::npos) << r.out;
+  // Every line starts with its field's name: no token text broke one.
+  size_t lines = 0;
+  for (size_t at = 0; at < r.out.size(); at = r.out.find('\n', at) + 1, ++lines)
+    EXPECT_NE(r.out[at], ' ') << "a line starts inside a field at byte " << at << ":\n" << r.out;
+  EXPECT_GE(lines, 6u);
 }
 
 TEST(InfoCli, JsonHasShapesTypesAndSpecialTokens) {
