@@ -2,7 +2,8 @@
 // options, stop strings, logprobs, KV settings, the prompt: text, token ids or chat messages
 // rendered by the model's template and tokenized) -> the KV policy factory, exactly as
 // Server::handle_completion runs it, for both /v1/completions and /v1/chat/completions.
-// Expected refusals: ApiError (a 400 naming the field) and Error.
+// Expected refusals: ApiError (a 400 naming the field) and Error. Nested values up to the
+// server's depth limit reach every field, error messages included (fuzz/seeds.sh has deep ones).
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "model/model.h"
 #include "server/api_error.h"
 #include "server/completion_request.h"
+#include "server/json_depth.h"
 
 using namespace triattn;
 
@@ -32,6 +34,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // The server refuses a body nested past kMaxJsonDepth on its bytes, before the JSON parser.
+  if (server::json_too_deep(std::string_view(reinterpret_cast<const char*>(data), size), server::kMaxJsonDepth))
+    return 0;
   const nlohmann::json body = nlohmann::json::parse(data, data + size, nullptr, false);
   if (body.is_discarded()) return 0;  // the server answers 400 before this path
   server::RequestDefaults defaults;

@@ -135,6 +135,24 @@ PY
     text kv '{"prompt":"x","kv_policy":"snapkv","kv_budget":64,"divide_length":16,"window":8,"sink":4,"protect_prompt":true,"pruning_mode":"per_layer"}'
     text kv2 '{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"kv_policy":"streamingllm","kv_budget":32,"logprobs":true,"top_logprobs":3,"chat_template_kwargs":{"enable_thinking":false}}'
     text tools '{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"tools":[{"type":"function","function":{"name":"f","parameters":{}}}],"max_completion_tokens":4}'
+    # Nested values: at the server's depth limit (64) in a numeric field and in the template
+    # arguments, and one level past it.
+    deep() { local n=$1 s=""; for ((i = 0; i < n; ++i)); do s+="["; done; s+="1"; for ((i = 0; i < n; ++i)); do s+="]"; done; printf '%s' "$s"; }
+    text deep-n "{\"prompt\":\"hi\",\"n\":$(deep 63)}"
+    text deep-kwargs "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"chat_template_kwargs\":{\"a\":$(deep 61)}}"
+    text too-deep "{\"prompt\":\"hi\",\"stop\":$(deep 64)}"
+    ;;
+  fuzz_http_request)
+    # The first byte sets the piece size the parser is fed in (fuzz/fuzz_http_request.cpp).
+    crlf=$'\r\n'
+    body='{"prompt":"Once","max_tokens":4,"stream":true}'
+    text get "@GET /v1/models HTTP/1.1${crlf}Host: x${crlf}${crlf}"
+    text post "$(printf '\x07')POST /v1/completions HTTP/1.1${crlf}Content-Type: application/json${crlf}Content-Length: ${#body}${crlf}${crlf}${body}"
+    text chunked "$(printf '\x03')POST /v1/chat/completions HTTP/1.1${crlf}Transfer-Encoding: chunked${crlf}${crlf}1c;ext=1${crlf}{\"messages\":[{\"role\":\"user\",${crlf}14${crlf}\"content\":\"hi\"}]}   ${crlf}0${crlf}Trailer: t${crlf}${crlf}"
+    text pipelined "$(printf '\x01')GET /health HTTP/1.1${crlf}${crlf}POST /v1/completions HTTP/1.0${crlf}Connection: keep-alive${crlf}Content-Length: 2${crlf}${crlf}{}GET / HTTP/1.1${crlf}Expect: 100-continue${crlf}${crlf}"
+    text smuggle "@POST / HTTP/1.1${crlf}Content-Length: 4${crlf}Transfer-Encoding: chunked${crlf}${crlf}0${crlf}${crlf}"
+    deepbody="{\"prompt\":$(printf '%*s' 2000 '' | tr ' ' '[')1$(printf '%*s' 2000 '' | tr ' ' ']')}"
+    text deep "@POST /v1/completions HTTP/1.1${crlf}Content-Length: ${#deepbody}${crlf}${crlf}${deepbody}"
     ;;
   *) echo "fuzz/seeds.sh: unknown target $target" >&2; exit 2 ;;
 esac

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include "cli/commands.h"
@@ -20,12 +21,13 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::string model_path;
   server::ServerOptions o;
   int64_t kv_memory_mib = 0, max_body_kib = 1024;
+  o.defaults.max_tokens_limit = 65536;
   KvOptions kv;
   std::string reasoning_format = "split";
   app.add_option("-m,--model", model_path, "model: .gguf file, HF directory or llama2.c .bin")->required();
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o.port, "port to listen on (0 = any free port, printed)")->capture_default_str();
-  app.add_option("--api-key", o.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
+  auto* api_key = app.add_option("--api-key", o.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
   app.add_option("--parallel", o.scheduler.parallel, "most sequences running at once")->capture_default_str();
   app.add_option("--kv-memory", kv_memory_mib, "KV pool in MiB that running sequences reserve from (0 = no limit)")
       ->capture_default_str();
@@ -34,8 +36,24 @@ int cmd_serve(const std::vector<std::string>& args) {
       ->capture_default_str();
   app.add_option("--max-body", max_body_kib, "largest request body in KiB (larger: 413)")->capture_default_str();
   app.add_option("-n,--n-predict", o.defaults.max_tokens, "max_tokens when a request names none")->capture_default_str();
-  app.add_option("--http-threads", o.http_threads,
-                 "threads parsing and streaming requests (0 = --parallel + --max-queue + 4)")
+  app.add_option("--max-tokens-limit", o.defaults.max_tokens_limit,
+                 "most tokens one request may generate (a larger max_tokens gets 400; 0 = no limit)")
+      ->capture_default_str();
+  app.add_option("--request-timeout", o.request_timeout_s,
+                 "seconds from a request's arrival to its end: one still queued then gets 504, one running ends "
+                 "with finish_reason length (0 = none)")
+      ->capture_default_str();
+  app.add_option("--http-threads", o.http_threads, "threads parsing and queueing requests (the connections "
+                                                   "themselves are served by one event loop)")
+      ->capture_default_str();
+  app.add_option("--max-connections", o.max_connections, "open connections at most; past it a new one gets 503")
+      ->capture_default_str();
+  app.add_option("--read-timeout", o.read_timeout_s, "seconds a client may take to send a whole request (else 408)")
+      ->capture_default_str();
+  app.add_option("--idle-timeout", o.idle_timeout_s, "seconds a kept-alive connection may wait between requests")
+      ->capture_default_str();
+  app.add_option("--write-timeout", o.write_timeout_s,
+                 "seconds a client may read nothing of its reply before it is dropped (its generation stops)")
       ->capture_default_str();
   int reuse_slots = -1;
   app.add_option("--reuse-slots", reuse_slots,
@@ -56,7 +74,17 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (o.scheduler.max_queued < 0) fail("--max-queue must not be negative");
   if (kv_memory_mib < 0 || kv_memory_mib > (int64_t{1} << 30)) fail("--kv-memory must be between 0 and 2^30 MiB");
   if (max_body_kib < 1 || max_body_kib > (int64_t{1} << 20)) fail("--max-body must be between 1 and 2^20 KiB");
-  if (o.http_threads < 0 || o.http_threads > 4096) fail("--http-threads must be between 0 and 4096");
+  if (o.http_threads < 1 || o.http_threads > 256) fail("--http-threads must be between 1 and 256");
+  if (o.max_connections < 1 || o.max_connections > 1000000) fail("--max-connections must be between 1 and 1000000");
+  for (const auto& [name, v] : {std::pair{"--read-timeout", o.read_timeout_s}, std::pair{"--idle-timeout", o.idle_timeout_s},
+                                std::pair{"--write-timeout", o.write_timeout_s}})
+    if (!(v > 0 && v <= 86400)) fail(name, " must be more than 0 and at most 86400 seconds");
+  if (!(o.request_timeout_s >= 0 && o.request_timeout_s <= 31 * 86400))
+    fail("--request-timeout must be between 0 (none) and 2678400 seconds");
+  if (o.defaults.max_tokens_limit < 0 || o.defaults.max_tokens_limit > std::numeric_limits<int32_t>::max())
+    fail("--max-tokens-limit must be between 0 (none) and 2147483647");
+  if (api_key->count() > 0 && o.api_key.empty())
+    fail("--api-key is empty: give a key, or leave the flag out to serve without authentication");
   if (reuse_slots < -1 || reuse_slots > 4096) fail("--reuse-slots must be between -1 and 4096");
   o.scheduler.reuse_slots = reuse_slots < 0 ? o.scheduler.parallel : reuse_slots;
   if (o.defaults.max_tokens < 0) fail("-n must be >= 0");

@@ -29,6 +29,10 @@ struct GenerateOptions {
   // >= 0: the same for every prompt token after the first (GenerateResult::prompt_logprobs;
   // the prefill then keeps the logits of every position, not only the last); -1: none.
   int prompt_logprobs = -1;
+  // false: the text, token ids, offsets and log-probabilities go to the callbacks only and
+  // the result keeps none of them (its finish reason and figures are still set), so a
+  // generation streamed for hours holds nothing per token.
+  bool keep_output = true;
 };
 
 struct GenerateResult {
@@ -36,9 +40,10 @@ struct GenerateResult {
   // Their text: end-of-generation and other control tokens are not text, and a stop string
   // and what followed it are cut off.
   std::string text;
-  // "length" (n_predict or the context limit), "stop" (end-of-generation token or stop
-  // string), "callback", or from the scheduler "cancelled" and "error" (then `error` says
-  // what went wrong).
+  // "length" (n_predict, the context limit or the request's deadline), "stop"
+  // (end-of-generation token or stop string), "callback", or from the scheduler "cancelled",
+  // "timeout" (the deadline passed before it started) and "error" (then `error` says what
+  // went wrong).
   std::string finish_reason;
   std::string error;
   RunStats stats;

@@ -57,6 +57,7 @@ Generation::Generation(const Generation& parent, Sequence& seq, Sampler& sampler
       quiet_(parent.quiet_),
       decoder_(parent.decoder_),
       decoded_bytes_(parent.decoded_bytes_),
+      generated_(parent.generated_),
       stops_(parent.stops_),
       r_(parent.r_),
       t_start_(parent.t_start_),
@@ -105,7 +106,7 @@ void Generation::fed(int64_t n, std::span<const float> logits) {
 }
 
 void Generation::on_logits(std::span<const float> logits) {
-  const int64_t count = static_cast<int64_t>(r_.tokens.size());
+  const int64_t count = generated_;
   if (count >= opt_.n_predict) {  // -n 0: nothing to sample
     finish();
     return;
@@ -118,11 +119,22 @@ void Generation::on_logits(std::span<const float> logits) {
     return;
   }
   const int32_t id = sampler_.sample(logits, seq_.history());
-  r_.tokens.push_back(id);
-  r_.text_offsets.push_back(decoded_bytes_);
-  if (opt_.logprobs >= 0) r_.logprobs.push_back(token_logprob(logits, id, opt_.logprobs));
+  ++generated_;
+  const TokenLogprob* lp = nullptr;
+  if (opt_.logprobs >= 0) {
+    last_logprob_ = token_logprob(logits, id, opt_.logprobs);
+    lp = &last_logprob_;
+  }
+  if (opt_.keep_output) {
+    r_.tokens.push_back(id);
+    r_.text_offsets.push_back(decoded_bytes_);
+    if (lp) {
+      r_.logprobs.push_back(std::move(last_logprob_));
+      lp = &r_.logprobs.back();
+    }
+  }
   ++seq_.stats().generated_tokens;
-  if (on_token_) on_token_({id, decoded_bytes_, opt_.logprobs >= 0 ? &r_.logprobs.back() : nullptr});
+  if (on_token_) on_token_({id, decoded_bytes_, lp});
   if (opt_.stop_at_eog && model_.tokenizer().is_eog(id)) {  // not text: never decoded
     r_.finish_reason = "stop";
     finish();
@@ -151,7 +163,7 @@ void Generation::on_logits(std::span<const float> logits) {
 }
 
 bool Generation::emit(const StopStrings::Step& step) {
-  r_.text += step.text;
+  if (opt_.keep_output) r_.text += step.text;
   if (step.stopped) r_.finish_reason = "stop";
   if (!quiet_ && on_text_ && !step.text.empty() && !on_text_(step.text)) {
     quiet_ = true;

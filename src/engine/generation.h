@@ -71,6 +71,8 @@ class Generation {
   bool quiet_ = false;  // the callback asked to stop: it gets no more text
   StreamDecoder decoder_;
   size_t decoded_bytes_ = 0;  // text the decoder has given so far (token text offsets)
+  int64_t generated_ = 0;     // tokens sampled
+  TokenLogprob last_logprob_; // the last token's, when the result keeps none
   StopStrings stops_;
   GenerateResult r_;
   std::chrono::steady_clock::time_point t_start_, t_decode_;

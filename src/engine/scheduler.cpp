@@ -75,7 +75,8 @@ size_t Scheduler::reservation_bytes(const Request& request, int64_t bound) const
   // Everything the request can reach, capped by the context.
   int64_t reach = prompt + std::max<int64_t>(0, request.options.n_predict);
   if (p.context_limit() > 0) reach = std::min(reach, p.context_limit());
-  const int64_t full_tokens = bound > 0 ? bound : reach;
+  // A compressing policy holds at most its bound, and never more than the request can reach.
+  const int64_t full_tokens = bound > 0 ? std::min(bound, prompt + std::max<int64_t>(0, request.options.n_predict)) : reach;
   // A sliding-window layer holds its window (the forward pass trims it after each step, so a
   // step's tokens come on top) whatever the policy's bound, which counts the full layers.
   const int64_t step = std::max<int64_t>(1, p.settings().prefill_chunk);
@@ -108,7 +109,8 @@ SubmitResult Scheduler::submit(Request request) {
   if (options_.kv_memory_bytes > 0 && r.kv_bytes > options_.kv_memory_bytes) {
     r.status = SubmitResult::Status::TooLarge;
     r.reason = "the request needs " + std::to_string(r.kv_bytes) + " bytes of KV cache, more than the whole pool (" +
-               std::to_string(options_.kv_memory_bytes) + " bytes): ask for fewer tokens or use a compressing policy";
+               std::to_string(options_.kv_memory_bytes) + " bytes): ask for fewer tokens" +
+               (bound > 0 ? std::string(" or a smaller budget") : std::string(" or use a compressing policy"));
     return r;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -134,6 +136,25 @@ void Scheduler::end_unstarted(const Request& request, int first_choice, const Ge
 }
 
 void Scheduler::admit() {
+  // Requests whose deadline passed while they waited end here, wherever they are in the queue.
+  std::vector<Queued> expired;
+  {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      if (now >= it->request->deadline) {
+        active_.erase(it->id);
+        cancelled_.erase(it->id);
+        expired.push_back(std::move(*it));
+        it = queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const Queued& q : expired)
+    end_unstarted(*q.request, 0, ended("timeout", "the request waited past its deadline (--request-timeout) "
+                                                  "before a sequence was free to run it"));
   // FIFO: the head waits until it fits, so a large request is not starved by small ones.
   for (;;) {
     Queued q;
@@ -269,6 +290,9 @@ StepStats Scheduler::step() {
       if (cancelled_.count(r->id)) r->gen->stop("cancelled");
     for (auto& r : running_) cancelled_.erase(r->id);
   }
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& r : running_)
+    if (now >= r->request->deadline) r->gen->stop("length");
 
   // Plan: a decode token for every decoding sequence first, then prefill chunks in admission
   // order, within the token budget.

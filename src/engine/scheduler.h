@@ -15,6 +15,7 @@
 // Threads: submit(), cancel() and the figures may be called from any thread (HTTP threads
 // that parse, queue and stream); step() from one inference thread only. Request callbacks
 // run on the inference thread.
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -53,6 +54,9 @@ struct Request {
   bool reuse = true;
   // The request's KV settings (policy, budget, statistics, context); must outlive it.
   const PolicyFactory* policies = nullptr;
+  // Past this, a queued request ends unstarted with finish reason "timeout" and a running one
+  // ends with "length" (what it generated stands). The default: none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // Per choice, on the inference thread: text as it becomes final (false stops that choice),
   // each sampled token, and the end, exactly once per choice of an accepted request.
   std::function<bool(int choice, const std::string& text)> on_text;

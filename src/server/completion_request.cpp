@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "core/error.h"
 #include "kv/keep_set.h"
@@ -141,6 +142,35 @@ std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_pro
   }
 }
 
+uint64_t random_seed() {
+  std::random_device rd;
+  return ((static_cast<uint64_t>(rd()) << 32) | rd()) & static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+}
+
+// Fields of the API this server does not implement: refused by name rather than ignored,
+// since a client that sends them counts on their effect.
+void refuse_unsupported(const json& body) {
+  auto refuse = [](const char* name, const std::string& what) {
+    bad(name, what + " is not supported by this server (leave it out)");
+  };
+  for (const char* name : {"tools", "functions"})
+    if (const json* v = field(body, name); v && !(v->is_array() && v->empty())) refuse(name, "calling tools");
+  for (const char* name : {"tool_choice", "function_call"})
+    if (const json* v = field(body, name); v && !(v->is_string() && v->get<std::string>() == "none"))
+      refuse(name, "calling tools");
+  if (const json* v = field(body, "response_format")) {
+    if (!v->is_object() || v->value("type", "") != "text") refuse("response_format", "a response format other than text");
+  }
+  for (const char* name : {"presence_penalty", "frequency_penalty"})
+    if (const json* v = field(body, name); v && !(v->is_number() && v->get<double>() == 0))
+      refuse(name, std::string(name) + " (repeat_penalty is)");
+  if (const json* v = field(body, "logit_bias"); v && !(v->is_object() && v->empty())) refuse("logit_bias", "logit_bias");
+  if (const json* v = field(body, "best_of"); v && !(v->is_number_integer() && v->get<int64_t>() == 1))
+    refuse("best_of", "best_of");
+  if (const json* v = field(body, "suffix"); v && !(v->is_string() && v->get<std::string>().empty()))
+    refuse("suffix", "suffix (fill-in-the-middle)");
+}
+
 void apply_kv_fields(const json& body, KvSettings& kv) {
   if (const json* v = field(body, "kv_policy")) {
     if (!v->is_string()) bad("kv_policy", "must be a string");
@@ -165,6 +195,7 @@ void apply_kv_fields(const json& body, KvSettings& kv) {
 CompletionRequest parse_completion_request(const json& body, bool chat, const Model& model,
                                            const ChatPrompt& chat_prompt, const RequestDefaults& defaults) {
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  refuse_unsupported(body);
   CompletionRequest r;
   r.chat = chat;
   if (const json* m = field(body, "model"); m && !m->is_string()) bad("model", "must be a string");
@@ -192,8 +223,13 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
   if (r.echo) r.options.prompt_logprobs = r.logprobs;
 
   const int64_t limit = defaults.max_tokens_limit > 0 ? defaults.max_tokens_limit : std::numeric_limits<int32_t>::max();
-  int64_t max_tokens = integer(body, "max_tokens", defaults.max_tokens, 0, limit);
-  max_tokens = integer(body, "max_completion_tokens", max_tokens, 0, limit);
+  int64_t max_tokens = std::min(defaults.max_tokens, limit);
+  for (const char* name : {"max_tokens", "max_completion_tokens"}) {
+    max_tokens = integer(body, name, max_tokens, 0, std::numeric_limits<int32_t>::max());
+    if (max_tokens > limit)
+      bad(name, "is " + std::to_string(max_tokens) + ", more than this server generates for one request (" +
+                    std::to_string(limit) + ", --max-tokens-limit)");
+  }
   r.options.n_predict = max_tokens;
   r.options.stop = stop_list(body);
   r.options.stop_at_eog = !boolean(body, "ignore_eos", false);  // llama-server's field, for benchmarks
@@ -203,12 +239,20 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
   r.sampling.top_k = static_cast<int>(integer(body, "top_k", 0, 0, std::numeric_limits<int32_t>::max()));
   r.sampling.min_p = static_cast<float>(number(body, "min_p", 0.0, 0, 1));
   r.sampling.repeat_penalty = static_cast<float>(number(body, "repeat_penalty", 1.0, 1e-6, 1e6));
-  r.sampling.seed = static_cast<uint64_t>(integer(body, "seed", 0xC0FFEE, 0, std::numeric_limits<int64_t>::max()));
+  // No seed: a fresh one, returned with the reply so the request can be repeated.
+  r.sampling.seed = field(body, "seed") ? static_cast<uint64_t>(integer(body, "seed", 0, 0, std::numeric_limits<int64_t>::max()))
+                                        : random_seed();
 
   r.kv = defaults.kv;
   apply_kv_fields(body, r.kv);
   r.prompt = chat ? prompt_of_chat(body, chat_prompt, &r.prompt_text) : prompt_of_completion(body, model, &r.prompt_text);
   if (r.prompt.empty()) bad(chat ? "messages" : "prompt", "gives no tokens");
+  // Prompt log-probabilities are one record per prompt token: up to the context, not for a
+  // prompt that only a compressing policy can take in.
+  const int64_t context = model.config().context_length;
+  if (r.options.prompt_logprobs >= 0 && context > 0 && static_cast<int64_t>(r.prompt.size()) > context)
+    bad("echo", "with 'logprobs' gives the log-probabilities of every prompt token, for prompts up to the context (" +
+                    std::to_string(context) + " tokens); this one has " + std::to_string(r.prompt.size()));
   return r;
 }
 

@@ -3,7 +3,9 @@
 // and range, each error naming the field) and turned into what the engine runs: prompt ids,
 // sampling parameters, generation options and the request's KV settings (the server's
 // defaults overridden by kv_policy, kv_budget, divide_length, window, sink, protect_prompt,
-// pruning_mode). Unknown fields are ignored, as OpenAI clients send extras.
+// pruning_mode). Fields of the API that the server does not implement (tools, response
+// formats other than text, logit_bias, best_of, suffix) are refused by name; fields it does
+// not know at all are ignored, as OpenAI clients send extras of their own.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,7 +40,7 @@ struct CompletionRequest {
 struct RequestDefaults {
   KvSettings kv;                  // the server's flags and TRIATTN_RUNTIME_* (statistics loaded)
   int64_t max_tokens = 512;       // when the request names none
-  int64_t max_tokens_limit = 0;   // most a request may ask for; 0 = the context
+  int64_t max_tokens_limit = 0;   // most a request may ask for (more: 400); 0 = no limit
 };
 
 // Throws ApiError (400) naming the first bad field.

@@ -76,7 +76,7 @@ json usage_json(int64_t prompt_tokens, std::span<const GenerateResult> choices, 
   size_t peak_bytes = 0;
   double scoring_ms = 0;
   for (const GenerateResult& r : choices) {
-    completion += static_cast<int64_t>(r.tokens.size());
+    completion += r.stats.generated_tokens;  // a streamed result keeps no token list
     peak_tokens = std::max(peak_tokens, r.stats.kv_peak_tokens);
     peak_bytes += r.stats.kv_peak_bytes;
     prunes += r.stats.prune_events;

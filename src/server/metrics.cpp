@@ -54,9 +54,13 @@ void ServerMetrics::prompt(int64_t tokens) {
   prompt_tokens_ += tokens;
 }
 
+void ServerMetrics::generated(int64_t tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  generated_tokens_ += tokens;
+}
+
 void ServerMetrics::finished(const GenerateResult& r) {
   std::lock_guard<std::mutex> lock(mu_);
-  generated_tokens_ += static_cast<int64_t>(r.tokens.size());
   reused_tokens_ += r.reused_tokens;
   prune_events_ += r.stats.prune_events;
   scoring_seconds_ += r.stats.scoring_ms / 1000.0;
@@ -72,11 +76,11 @@ void ServerMetrics::inter_token(double seconds) {
   itl_.observe(seconds);
 }
 
-std::string ServerMetrics::render(const Scheduler& s) const {
+std::string ServerMetrics::render(const Scheduler& s, int connections) const {
   std::string m;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    m += "# HELP triattn_requests_total Requests answered, by HTTP status.\n# TYPE triattn_requests_total counter\n";
+    m += "# HELP triattn_requests_total Requests by how they ended: HTTP status (a stream: 200 at its [DONE], the status of its error event), 499 when the client went away first.\n# TYPE triattn_requests_total counter\n";
     for (const auto& [status, n] : requests_by_status_)
       m += "triattn_requests_total{status=\"" + std::to_string(status) + "\"} " + std::to_string(n) + "\n";
     m += metric("triattn_prompt_tokens_total", "counter", "Prompt tokens of accepted requests.",
@@ -101,6 +105,7 @@ std::string ServerMetrics::render(const Scheduler& s) const {
               std::to_string(s.kv_bytes_in_use()));
   m += metric("triattn_kv_pool_bytes", "gauge", "The KV pool (--kv-memory; 0 = no limit).",
               std::to_string(s.options().kv_memory_bytes));
+  m += metric("triattn_http_connections", "gauge", "HTTP connections open.", std::to_string(connections));
   return m;
 }
 

@@ -35,11 +35,14 @@ class ServerMetrics {
   void request(int status);
   // A request was accepted with this many prompt tokens.
   void prompt(int64_t tokens);
-  // One choice ended (its generated tokens, reused prompt tokens, KV figures).
+  // Tokens generated, counted as they are sampled.
+  void generated(int64_t tokens);
+  // One choice ended (reused prompt tokens, KV figures).
   void finished(const GenerateResult& r);
   void first_token(double seconds);  // from the request's arrival
   void inter_token(double seconds);  // since the choice's previous token
-  std::string render(const Scheduler& scheduler) const;
+  // With the scheduler's gauges and the HTTP connections open now.
+  std::string render(const Scheduler& scheduler, int connections) const;
 
  private:
   mutable std::mutex mu_;

@@ -1,8 +1,5 @@
 #include "server/server.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
 #include <chrono>
 #include <iostream>
 
@@ -16,7 +13,45 @@ namespace triattn::server {
 namespace {
 
 using json = nlohmann::json;
-constexpr int kListenBacklog = 1024;
+
+std::unique_ptr<http::Response> json_reply(int status, const json& body) {
+  auto r = std::make_unique<http::Response>();
+  r->status = status;
+  r->body = json_text(body);
+  return r;
+}
+
+http::Reply now(std::unique_ptr<http::Response> r) {
+  http::Reply reply;
+  reply.response = std::move(r);
+  return reply;
+}
+
+http::ServerOptions http_options(const ServerOptions& o) {
+  http::ServerOptions h;
+  h.host = o.host;
+  h.port = o.port;
+  h.limits.max_body_bytes = o.max_body_bytes;
+  h.workers = o.http_threads;
+  h.max_connections = o.max_connections;
+  h.request_timeout_s = o.read_timeout_s;
+  h.idle_timeout_s = o.idle_timeout_s;
+  h.write_timeout_s = o.write_timeout_s;
+  h.body_limit_hint = "raise it with --max-body";
+  return h;
+}
+
+// The endpoints and the methods each takes; a known path asked with another method gets 405.
+struct Route {
+  const char* path;
+  const char* method;
+};
+constexpr Route kRoutes[] = {{"/", "GET"},
+                             {"/health", "GET"},
+                             {"/metrics", "GET"},
+                             {"/v1/models", "GET"},
+                             {"/v1/completions", "POST"},
+                             {"/v1/chat/completions", "POST"}};
 
 }  // namespace
 
@@ -27,76 +62,75 @@ Server::Server(std::shared_ptr<const Model> model, const ServerOptions& options)
       pool_(options.threads),
       forward_(*model_, &pool_),
       scheduler_(*model_, forward_, options.scheduler),
-      http_(std::make_unique<httplib::Server>()) {
-  routes();
-}
+      http_(http_options(options), [this](http::Request& req, const http::Wake& wake) { return route(req, wake); }) {}
 
 Server::~Server() { stop(); }
 
-void Server::routes() {
-  httplib::Server& h = *http_;
-  const int http_threads = options_.http_threads > 0
-                               ? options_.http_threads
-                               : options_.scheduler.parallel + options_.scheduler.max_queued + 4;
-  h.new_task_queue = [n = http_threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
-  h.set_payload_max_length(options_.max_body_bytes);
-  // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): 16 clients
-  // connecting at once overflowed it and a dropped handshake now and then reached a client as a
-  // reset connection. Its socket is recorded here and given a deep backlog in bind().
-  h.set_socket_options([this](socket_t sock) {
-    httplib::default_socket_options(sock);
-    listen_fd_ = static_cast<int>(sock);
-  });
-  h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
-    if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
-      return httplib::Server::HandlerResponse::Unhandled;
-    metrics_.request(401);
-    send_json(res, 401, ApiError(401, "missing or wrong API key (send Authorization: Bearer KEY)").body());
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  h.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    const std::string what = res.status == 413 ? "the request body is larger than the server's limit (--max-body)"
-                             : res.status == 404 ? "no such endpoint"
-                                                 : "request failed";
-    send_json(res, res.status, ApiError(res.status, what).body());
-  });
-
-  h.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    const std::string_view page = chat_page_html();
-    res.set_content(page.data(), page.size(), "text/html; charset=utf-8");
-  });
-  h.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-    send_json(res, 200, {{"status", stopping_ ? "stopping" : "ok"}});
-  });
-  h.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
-    send_json(res, 200,
-              {{"object", "list"},
-               {"data", json::array({{{"id", model_->config().name}, {"object", "model"}, {"created", 0},
-                                      {"owned_by", "triattn"}}})}});
-  });
-  h.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.render(scheduler_), "text/plain; version=0.0.4");
-  });
-
-  h.Post("/v1/completions",
-         [this](const httplib::Request& req, httplib::Response& res) { handle_completion(req, res, false); });
-  h.Post("/v1/chat/completions",
-         [this](const httplib::Request& req, httplib::Response& res) { handle_completion(req, res, true); });
+http::Reply Server::route(http::Request& req, const http::Wake& wake) {
+  const std::string& path = req.path;
+  const bool api = path.rfind("/v1/", 0) == 0;
+  if (api && !options_.api_key.empty()) {
+    const std::string* auth = req.header("Authorization");
+    if (!auth || *auth != "Bearer " + options_.api_key) {
+      metrics_.request(401);
+      return now(json_reply(401, ApiError(401, "missing or wrong API key (send Authorization: Bearer KEY)").body()));
+    }
+  }
+  // GET /v1/models/{id}: the one model, under its name.
+  const std::string models = "/v1/models/";
+  const bool model_path = path.size() > models.size() && path.rfind(models, 0) == 0;
+  const char* method = model_path ? "GET" : nullptr;
+  for (const Route& r : kRoutes)
+    if (path == r.path) method = r.method;
+  if (!method) {
+    metrics_.request(404);
+    return now(json_reply(404, ApiError(404, "no such endpoint: " + path).body()));
+  }
+  if (req.method != method) {
+    metrics_.request(405);
+    auto r = json_reply(405, ApiError(405, path + " takes " + method + ", not " + req.method).body());
+    r->headers.push_back({"Allow", method});
+    return now(std::move(r));
+  }
+  const json model_card = {{"id", model_->config().name}, {"object", "model"}, {"created", 0}, {"owned_by", "triattn"}};
+  if (path == "/") {
+    auto r = std::make_unique<http::Response>();
+    r->content_type = "text/html; charset=utf-8";
+    r->body = std::string(chat_page_html());
+    return now(std::move(r));
+  }
+  if (path == "/health") return now(health());
+  if (path == "/metrics") {
+    auto r = std::make_unique<http::Response>();
+    r->content_type = "text/plain; version=0.0.4";
+    r->body = metrics_.render(scheduler_, http_.connections());
+    return now(std::move(r));
+  }
+  if (path == "/v1/models") return now(json_reply(200, {{"object", "list"}, {"data", json::array({model_card})}}));
+  if (model_path) {
+    if (path.substr(models.size()) != model_->config().name) {
+      metrics_.request(404);
+      return now(json_reply(404, ApiError(404, "no model '" + path.substr(models.size()) + "' here; this server has '" +
+                                                   model_->config().name + "'",
+                                          "model")
+                                     .body()));
+    }
+    return now(json_reply(200, model_card));
+  }
+  return handle_completion(req, wake, path == "/v1/chat/completions");
 }
 
-void Server::bind() {
-  if (options_.port == 0) {
-    port_ = http_->bind_to_any_port(options_.host);
-    if (port_ <= 0) fail("serve: cannot listen on ", options_.host, " (any port)");
-  } else {
-    if (!http_->bind_to_port(options_.host, options_.port))
-      fail("serve: cannot listen on ", options_.host, ":", options_.port, " (in use, or not an address of this machine)");
-    port_ = options_.port;
-  }
-  // Listening again on a listening socket only changes its backlog (Linux, BSD).
-  if (listen_fd_ >= 0) ::listen(listen_fd_, kListenBacklog);
+std::unique_ptr<http::Response> Server::health() const {
+  const int queued = scheduler_.queued(), running = scheduler_.running();
+  // "busy": the queue is full and a completion now would get 503; a load balancer may send
+  // it elsewhere. "stopping": draining before exit.
+  const bool full = queued >= options_.scheduler.max_queued;
+  const char* status = stopping_ ? "stopping" : full ? "busy" : "ok";
+  return json_reply(stopping_ || full ? 503 : 200, {{"status", status},
+                                                   {"running", running},
+                                                   {"queued", queued},
+                                                   {"parallel", options_.scheduler.parallel},
+                                                   {"max_queue", options_.scheduler.max_queued}});
 }
 
 void Server::inference_loop() {
@@ -115,26 +149,25 @@ void Server::inference_loop() {
 }
 
 void Server::start() {
-  bind();
+  http_.bind();
   inference_ = std::thread([this] { inference_loop(); });
-  listener_ = std::thread([this] { http_->listen_after_bind(); });
-  while (!http_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  listener_ = std::thread([this] { http_.run(); });
 }
 
 void Server::run() {
-  bind();
+  http_.bind();
   inference_ = std::thread([this] { inference_loop(); });
-  http_->listen_after_bind();
+  http_.run();
   stop();
 }
 
 void Server::stop() {
-  if (!stopping_.exchange(true)) {
-    work_cv_.notify_all();
-    http_->stop();
-  }
+  // The HTTP loop first: it ends the replies in flight (their generations are cancelled),
+  // then the inference thread.
+  http_.stop();
   std::lock_guard<std::mutex> lock(join_mu_);  // stop() may run on a signal thread and in run()
   if (listener_.joinable()) listener_.join();
+  if (!stopping_.exchange(true)) work_cv_.notify_all();
   if (inference_.joinable()) inference_.join();
 }
 

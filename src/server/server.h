@@ -1,10 +1,11 @@
 #pragma once
-// triattn serve: an OpenAI-compatible HTTP server over the engine's scheduler. HTTP threads
-// only parse, queue and stream; one inference thread owns the scheduler and runs its steps
-// (DESIGN §2, llama-server's shape). Every request carries its own KV settings.
+// triattn serve: an OpenAI-compatible HTTP server over the engine's scheduler. The HTTP layer
+// (server/http) reads, writes and times out connections on one event loop; a few worker
+// threads parse and queue requests; one inference thread owns the scheduler and runs its
+// steps (DESIGN §2, llama-server's shape). Every request carries its own KV settings.
 //
 //   POST /v1/completions, POST /v1/chat/completions (streaming as SSE, or not)
-//   GET  /v1/models, GET /health, GET /metrics (Prometheus text)
+//   GET  /v1/models, GET /v1/models/{id}, GET /health, GET /metrics (Prometheus text), GET /
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -18,13 +19,8 @@
 #include "engine/scheduler.h"
 #include "model/forward.h"
 #include "server/completion_request.h"
+#include "server/http/http_server.h"
 #include "server/metrics.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}
 
 namespace triattn::server {
 
@@ -33,9 +29,14 @@ struct ServerOptions {
   int port = 8080;                // 0: any free port (see port())
   std::string api_key;            // non-empty: /v1/* need "Authorization: Bearer KEY"
   size_t max_body_bytes = 1 << 20;
-  // HTTP threads; 0 = parallel + max_queued + 4. Every streaming or waiting request holds one,
-  // so fewer than that starve /metrics and /health while the server is full.
-  int http_threads = 0;
+  int http_threads = 4;           // threads that parse and queue requests
+  int max_connections = 1024;     // open at once; past it new connections get 503
+  double read_timeout_s = 30;     // a request must arrive whole within this (else 408)
+  double idle_timeout_s = 60;     // a kept-alive connection with nothing in flight is closed
+  double write_timeout_s = 60;    // a client that reads nothing of its reply this long is dropped
+  // From arrival to the last token: a request still queued then gets 504, one still running
+  // ends there with finish_reason "length" (0 = no deadline).
+  double request_timeout_s = 0;
   int threads = 0;                // inference threads (0 = all cores)
   SchedulerOptions scheduler;
   RequestDefaults defaults;
@@ -44,8 +45,6 @@ struct ServerOptions {
   // --reasoning-format none).
   bool split_reasoning = true;
 };
-
-
 
 class Server {
  public:
@@ -56,17 +55,17 @@ class Server {
   void run();
   // Binds and serves on background threads; returns once it accepts connections.
   void start();
-  // Stops admitting, cancels what runs, returns when the threads are done. Safe from any
-  // thread, repeatable.
+  // Stops admitting, ends what runs (streams with their closing event), returns when the
+  // threads are done. Safe from any thread, repeatable.
   void stop();
-  int port() const { return port_; }
+  int port() const { return http_.port(); }
 
  private:
-  void bind();
   void inference_loop();
-  void routes();
+  http::Reply route(http::Request& req, const http::Wake& wake);
   // POST /v1/completions and /v1/chat/completions (server/completion_handler.cpp).
-  void handle_completion(const httplib::Request& req, httplib::Response& res, bool chat);
+  http::Reply handle_completion(http::Request& req, const http::Wake& wake, bool chat);
+  std::unique_ptr<http::Response> health() const;
 
   std::shared_ptr<const Model> model_;
   ServerOptions options_;
@@ -74,10 +73,8 @@ class Server {
   ThreadPool pool_;
   Forward forward_;
   Scheduler scheduler_;
-  std::unique_ptr<httplib::Server> http_;
   ServerMetrics metrics_;
-  int port_ = 0;
-  int listen_fd_ = -1;  // the listening socket, recorded when httplib creates it
+  http::Server http_;
 
   std::mutex work_mu_;
   std::condition_variable work_cv_;  // a request was queued, or stop

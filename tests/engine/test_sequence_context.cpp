@@ -107,6 +107,39 @@ TEST_F(SequenceContext, ReservesOnlyWhatTheGenerationCanHold) {
   EXPECT_EQ(c.cache().capacity(), 512);  // full attention: the context
 }
 
+// A streamed reply (keep_output off) holds nothing per generated token: its text, offsets and
+// log-probabilities go to the callbacks only, so a stream of any length runs in constant memory.
+TEST_F(SequenceContext, AGenerationThatKeepsNoOutputHoldsNothingPerToken) {
+  PolicyFactory policies(*model_, tri(64));
+  Forward fwd(*model_, pool_.get());
+  SamplerParams sp;
+  sp.temperature = 0;
+  GenerateOptions opt;
+  opt.n_predict = 300;
+  opt.stop_at_eog = false;
+  opt.logprobs = 2;
+  const std::vector<int32_t> prompt = {1, 80, 147};
+  Sequence kept_seq(*model_, policies);
+  Sampler kept_sampler(sp);
+  const GenerateResult kept = generate(*model_, fwd, kept_seq, prompt, opt, kept_sampler);
+  ASSERT_EQ(kept.tokens.size(), 300u);
+  ASSERT_EQ(kept.logprobs.size(), 300u);
+
+  opt.keep_output = false;
+  Sequence streamed_seq(*model_, policies);
+  Sampler streamed_sampler(sp);
+  std::string text;
+  const GenerateResult streamed = generate(*model_, fwd, streamed_seq, prompt, opt, streamed_sampler,
+                                           [&](const std::string& t) { text += t; return true; });
+  EXPECT_EQ(text, kept.text);
+  EXPECT_TRUE(streamed.tokens.empty());
+  EXPECT_TRUE(streamed.text.empty());
+  EXPECT_TRUE(streamed.text_offsets.empty());
+  EXPECT_TRUE(streamed.logprobs.empty());
+  EXPECT_EQ(streamed.stats.generated_tokens, 300);
+  EXPECT_EQ(streamed.finish_reason, "length");
+}
+
 TEST_F(SequenceContext, ProtectionThatOutgrowsTheBudgetRaisesTheBoundAndSaysSo) {
   KvSettings s = tri(32);
   s.params.protect_prompt = true;
