@@ -39,3 +39,18 @@ TEST(FlagValues, NoValueOfANumericFlagCrashesOrHangs) {
     }
   }
 }
+
+// serve's own flags: a value that would turn a protection off, or make no sense, is refused by
+// name before anything listens (an empty --api-key used to mean "no authentication").
+TEST(FlagValues, ServeRefusesValuesThatWouldWeakenIt) {
+  const std::string model = shared_path("models/stories260k/stories260K.bin");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--api-key", ""},          {"--http-threads", "0"},   {"--max-connections", "0"},
+      {"--read-timeout", "0"},    {"--idle-timeout", "-1"},  {"--write-timeout", "nan"},
+      {"--max-tokens-limit", "-1"}, {"--request-timeout", "-5"}};
+  for (const auto& [flag, value] : cases) {
+    const auto r = run_triattn({"serve", "-m", model, "--port", "0", flag, value});
+    EXPECT_TRUE(r.rc == 1 || r.rc == 2) << flag << " '" << value << "': exit " << r.rc << "\n" << r.err;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << flag << " '" << value << "': " << r.err;
+  }
+}

@@ -52,13 +52,17 @@ class MemoryBound : public ::testing::TestWithParam<PruningMode> {
   KvSettings tri(PruningMode mode) const {
     KvSettings s;
     s.policy = "triattention";
-    s.params.budget = 256;
-    s.params.divide_length = 128;
+    s.params.budget = kBudget;
+    s.params.divide_length = kDivide;
     s.params.mode = mode;
     s.params.stats = stats_;
     return s;
   }
 
+  // B and β: 256 and 128, halved in sanitized builds (fewer tokens reach as many prune events).
+  static constexpr int64_t kBudget = test::sanitizer_size<int64_t>(256, 128);
+  static constexpr int64_t kDivide = test::sanitizer_size<int64_t>(128, 64);
+  static constexpr int64_t kBound = kBudget + kDivide;
   static std::filesystem::path dir_;
   static std::shared_ptr<const Model> model_;
   static std::unique_ptr<ThreadPool> pool_;
@@ -69,23 +73,25 @@ std::shared_ptr<const Model> MemoryBound::model_;
 std::unique_ptr<ThreadPool> MemoryBound::pool_;
 std::shared_ptr<const HeadStats> MemoryBound::stats_;
 
-// Tokens the long generation makes: 4096, or 1024 in sanitized builds, where four modes of
+// Tokens the long generation makes: 4096, or 640 in sanitized builds, where four modes of
 // 4096 steps take a quarter of an hour: a fault in the decode and pruning paths shows in the
-// first thousand steps as well as in the fourth (every step runs the same code; 1024 still
-// makes six prune events per mode).
-constexpr int64_t kLongGenerationTokens = test::sanitizer_size<int64_t>(4096, 1024);
+// first few hundred steps as well as in the fourth thousand (every step runs the same code;
+// 640 still makes eight prune events per mode at the sanitized B and β).
+constexpr int64_t kLongGenerationTokens = test::sanitizer_size<int64_t>(4096, 640);
+// The prompt longer than the budget: 2000 tokens, 1000 in sanitized builds.
+constexpr int kLongPromptTokens = test::sanitizer_size(2000, 1000);
 
 TEST_P(MemoryBound, LongGenerationNeverHoldsMoreThanBPlusBeta) {
   const int64_t n = kLongGenerationTokens;
   const auto r = test::greedy_generate(*model_, tri(GetParam()), {1, 100, 200}, n, pool_.get());
   EXPECT_EQ(static_cast<int64_t>(r.tokens.size()), n);
-  EXPECT_LE(r.stats.kv_peak_tokens, 384) << pruning_mode_name(GetParam());
-  EXPECT_GE(r.stats.kv_peak_tokens, 384);  // it does fill up to the trigger
-  // n + 2 tokens fed (3 prompt, n - 1 generated back): first cut before the 385th, then
-  // every 128.
-  EXPECT_EQ(r.stats.prune_events, 1 + (n + 2 - 384 - 1) / 128);
+  EXPECT_LE(r.stats.kv_peak_tokens, kBound) << pruning_mode_name(GetParam());
+  EXPECT_GE(r.stats.kv_peak_tokens, kBound);  // it does fill up to the trigger
+  // n + 2 tokens fed (3 prompt, n - 1 generated back): first cut before the (B + β + 1)th,
+  // then every β.
+  EXPECT_EQ(r.stats.prune_events, 1 + (n + 2 - kBound - 1) / kDivide);
   const size_t per_token = 2 /*K+V*/ * 2 /*f16*/ * 128 * 8 /*KV heads*/ * 2 /*layers*/;
-  EXPECT_LE(r.stats.kv_peak_bytes, 384 * per_token);
+  EXPECT_LE(r.stats.kv_peak_bytes, static_cast<size_t>(kBound) * per_token);
   std::printf("[ bound ] %s: %lld generated, kv_peak_tokens %lld, kv_peak_bytes %zu, %lld prune events, scoring "
               "%.1f ms\n",
               std::string(pruning_mode_name(GetParam())).c_str(), static_cast<long long>(n),
@@ -94,11 +100,12 @@ TEST_P(MemoryBound, LongGenerationNeverHoldsMoreThanBPlusBeta) {
 }
 
 TEST_P(MemoryBound, PromptLongerThanTheBudgetStaysWithinBound) {
-  const std::vector<int32_t> prompt = random_tokens(2000, 11);
+  const std::vector<int32_t> prompt = random_tokens(kLongPromptTokens, 11);
   const auto r = test::greedy_generate(*model_, tri(GetParam()), prompt, 16, pool_.get());
-  EXPECT_LE(r.stats.kv_peak_tokens, 384) << pruning_mode_name(GetParam());
-  EXPECT_GT(r.stats.prune_events, 10);
-  EXPECT_EQ(r.stats.prompt_tokens, 2000);
+  EXPECT_LE(r.stats.kv_peak_tokens, kBound) << pruning_mode_name(GetParam());
+  // Each cut makes room for β more tokens at most, so the prompt alone needs this many.
+  EXPECT_GE(r.stats.prune_events, (kLongPromptTokens - kBound) / kDivide);
+  EXPECT_EQ(r.stats.prompt_tokens, kLongPromptTokens);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, MemoryBound,
