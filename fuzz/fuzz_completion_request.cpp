@@ -12,6 +12,7 @@
 #include "engine/kv_setup.h"
 #include "fuzz_util.h"
 #include "model/model.h"
+#include "request_world.h"
 #include "server/api_error.h"
 #include "server/completion_request.h"
 #include "server/json_depth.h"
@@ -19,17 +20,11 @@
 using namespace triattn;
 
 namespace {
-std::shared_ptr<const Model> g_model;
-std::unique_ptr<ChatPrompt> g_chat;
+fuzz::RequestWorld g_world;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  LoadOptions opt;
-  opt.repack = false;
-  opt.threads = 1;
-  const std::string path = TRIATTN_SHARED_DIR "/models/stories260k/stories260K.bin";
-  g_model = Model::load(path, opt);
-  g_chat = std::make_unique<ChatPrompt>(g_model->tokenizer(), path, ChatPromptOptions{}, nullptr);
+  g_world = fuzz::load_request_world();
   return 0;
 }
 
@@ -44,8 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (bool chat : {false, true}) {
     fuzz::expect_named_errors([&] {
       try {
-        const server::CompletionRequest r = server::parse_completion_request(body, chat, *g_model, *g_chat, defaults);
-        PolicyFactory factory(*g_model, r.kv);
+        const server::CompletionRequest r = server::parse_completion_request(body, chat, *g_world.model, *g_world.chat, defaults);
+        PolicyFactory factory(*g_world.model, r.kv);
         (void)factory.make();
       } catch (const server::ApiError&) {
       }

@@ -10,6 +10,7 @@
 #include "chat/chat_prompt.h"
 #include "fuzz_util.h"
 #include "model/model.h"
+#include "request_world.h"
 #include "server/api_error.h"
 #include "server/completion_request.h"
 #include "server/http/request_parser.h"
@@ -18,8 +19,7 @@
 using namespace triattn;
 
 namespace {
-std::shared_ptr<const Model> g_model;
-std::unique_ptr<ChatPrompt> g_chat;
+fuzz::RequestWorld g_world;
 
 void body_path(const std::string& body, bool chat) {
   if (server::json_too_deep(body, server::kMaxJsonDepth)) return;  // a 400 before any parsing
@@ -29,7 +29,7 @@ void body_path(const std::string& body, bool chat) {
   defaults.max_tokens = 16;
   fuzz::expect_named_errors([&] {
     try {
-      (void)server::parse_completion_request(j, chat, *g_model, *g_chat, defaults);
+      (void)server::parse_completion_request(j, chat, *g_world.model, *g_world.chat, defaults);
     } catch (const server::ApiError&) {
     }
   });
@@ -37,12 +37,7 @@ void body_path(const std::string& body, bool chat) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  LoadOptions opt;
-  opt.repack = false;
-  opt.threads = 1;
-  const std::string path = TRIATTN_SHARED_DIR "/models/stories260k/stories260K.bin";
-  g_model = Model::load(path, opt);
-  g_chat = std::make_unique<ChatPrompt>(g_model->tokenizer(), path, ChatPromptOptions{}, nullptr);
+  g_world = fuzz::load_request_world();
   return 0;
 }
 
