@@ -1,6 +1,6 @@
 #include "analyze/analysis_run.h"
 
-#include "calib/calibrate.h"
+#include "engine/calibrate.h"
 #include "core/error.h"
 
 namespace triattn {

@@ -1,7 +1,7 @@
 #pragma once
 // `triattn analyze` minus the presentation: loads the statistics (a stats file, checked
 // against the model, or none), runs the model over the input once (the calibration loop of
-// calib/calibrate.h: BOS + text, windows of the context length) while capturing every
+// engine/calibrate.h: BOS + text, windows of the context length) while capturing every
 // pre-RoPE query and key, and computes the Analysis.
 #include <cstdint>
 #include <functional>

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "calib/calibrate.h"
+#include "engine/calibrate.h"
 
 namespace triattn::cli {
 

@@ -8,6 +8,7 @@
 #include "core/argmax.h"
 #include "core/error.h"
 #include "engine/sequence.h"
+#include "engine/step.h"
 
 namespace triattn::cli {
 
@@ -21,8 +22,9 @@ PrefillMeasure time_prefill(const Model& model, Forward& forward, const PolicyFa
   Sequence seq(model, policies);
   // As in time_decode: full attention's streams sized once, not doubled and copied on the way.
   if (seq.memory_bound() == 0) seq.cache().reserve(static_cast<int64_t>(tokens.size()));
+  EngineStep step(forward);
   const auto t0 = Clock::now();
-  seq.feed(tokens, forward);
+  feed(step, seq, tokens);
   PrefillMeasure m;
   m.seconds = seconds_since(t0);
   m.kv_peak_bytes = seq.cache().peak_bytes();
@@ -58,8 +60,8 @@ DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFact
   const int32_t vocab = model.config().vocab_size;
   std::vector<int32_t> tokens(static_cast<size_t>(batch));
   for (int b = 0; b < batch; ++b) tokens[static_cast<size_t>(b)] = (first_token + b) % vocab;
-  std::vector<ForwardItem> items(static_cast<size_t>(batch));
-  std::vector<std::vector<float>> logits;
+  EngineStep step(forward);
+  std::vector<StepItem> items(static_cast<size_t>(batch));
   double kv_bytes_sum = 0;
   // Unset however the loop ends (m is gone after a throw).
   struct PhaseTiming {
@@ -69,14 +71,17 @@ DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFact
   if (time_phases) forward.time_phases(&m.phases);
   for (int64_t i = 0; i < steps; ++i) {
     const auto t0 = Clock::now();
-    for (int b = 0; b < batch; ++b)
-      items[static_cast<size_t>(b)] = seqs[static_cast<size_t>(b)]->begin_step(
-          std::span<const int32_t>(&tokens[static_cast<size_t>(b)], 1), ForwardItem::Logits::Last, forward.pool());
-    forward.run(items, logits);
-    for (int b = 0; b < batch; ++b) seqs[static_cast<size_t>(b)]->end_step(items[static_cast<size_t>(b)].tokens);
+    for (int b = 0; b < batch; ++b) {
+      StepItem& it = items[static_cast<size_t>(b)];
+      it.seq = seqs[static_cast<size_t>(b)].get();
+      it.tokens = std::span<const int32_t>(&tokens[static_cast<size_t>(b)], 1);
+    }
+    step.run(items);
+    for (const StepItem& it : items)
+      if (it.error) std::rethrow_exception(it.error);
     m.seconds += seconds_since(t0);
     for (int b = 0; b < batch; ++b) {
-      const std::vector<float>& l = logits[static_cast<size_t>(b)];
+      const std::vector<float>& l = step.logits(static_cast<size_t>(b));
       if (l.empty()) fail("bench: decode step returned no logits");
       tokens[static_cast<size_t>(b)] = static_cast<int32_t>(std::max<int64_t>(0, argmax(l)));
       // After the append, the cache holds exactly the rows this step's attention read.

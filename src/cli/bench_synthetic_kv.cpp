@@ -6,7 +6,7 @@
 #include <random>
 
 #include "core/error.h"
-#include "model/kv_shape.h"
+#include "engine/step.h"
 
 namespace triattn::cli {
 
@@ -40,13 +40,21 @@ SyntheticKv::SyntheticKv(const Model& model, Forward& forward, int64_t sample_to
   std::mt19937_64 rng(seed);
   std::vector<int32_t> tokens(static_cast<size_t>(n_sample_));
   for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % static_cast<uint64_t>(c.vocab_size));
-  KvCache sample(kv_cache_shape(c, DType::F32), n_sample_);
-  ForwardItem item;
-  item.cache = &sample;
+  // Full attention in F32, the whole sample in one step.
+  KvSettings s;
+  s.cache_type = DType::F32;
+  s.prefill_chunk = n_sample_;
+  const PolicyFactory policies(model, s);
+  Sequence seq(model, policies);
+  seq.reserve_for(n_sample_);
+  EngineStep step(forward);
+  StepItem item;
+  item.seq = &seq;
   item.tokens = tokens;
   item.logits = ForwardItem::Logits::None;
-  std::vector<std::vector<float>> logits;
-  forward.run(std::span<const ForwardItem>(&item, 1), logits);
+  step.run(std::span<StepItem>(&item, 1));
+  if (item.error) std::rethrow_exception(item.error);
+  const KvCache& sample = seq.cache();
 
   // Undo each key's rotation (by -pos·ω_f) so it can be re-rotated to any position.
   const int d = c.head_dim, H = c.n_kv_heads, half = d / 2;

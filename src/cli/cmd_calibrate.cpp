@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "calib/atomic_write.h"
-#include "calib/calibrate.h"
+#include "engine/calibrate.h"
 #include "calib/calibrate_paths.h"
 #include "calib/stats_file.h"
 #include "cli/commands.h"

@@ -41,7 +41,7 @@ int cmd_scores(const std::vector<std::string>& args) {
   if (ids.empty()) fail("the prompt is empty");
 
   const FreshRun run = run_fresh(*model, ids, cache_type, ForwardItem::Logits::None, threads);
-  const KvCache& cache = run.cache;
+  const KvCache& cache = run.seq->cache();
   const AttentionGeometry g = attention_geometry(c);
   TriAttentionScorer scorer(stats, g, max_offset_log2);
   const int64_t p = cache.n_processed();

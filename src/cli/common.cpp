@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/read_file.h"
 #include "core/thread_pool.h"
+#include "engine/step.h"
 #include "kv/keep_set.h"
 #include "kv/kv_cache.h"
 #include "model/kv_shape.h"
@@ -158,18 +159,24 @@ DType parse_kv_type(const std::string& name) {
 
 FreshRun run_fresh(const Model& model, std::span<const int32_t> ids, DType kv_type, ForwardItem::Logits logits,
                    int threads) {
-  const ModelConfig& c = model.config();
-  FreshRun r{KvCache(kv_cache_shape(c, kv_type), static_cast<int64_t>(ids.size())),
-             {}};
+  // Full attention, the whole input in one step; the check commands may pass the context.
+  KvSettings s;
+  s.cache_type = kv_type;
+  s.prefill_chunk = std::max<int64_t>(1, static_cast<int64_t>(ids.size()));
+  s.context_length = std::max<int64_t>(static_cast<int64_t>(ids.size()), model.config().context_length);
+  const PolicyFactory policies(model, s);
+  FreshRun r{std::make_unique<Sequence>(model, policies), {}};
+  r.seq->reserve_for(static_cast<int64_t>(ids.size()));
   ThreadPool pool(threads);
   Forward forward(model, &pool);
-  ForwardItem item;
-  item.cache = &r.cache;
+  EngineStep step(forward);
+  StepItem item;
+  item.seq = r.seq.get();
   item.tokens = ids;
   item.logits = logits;
-  std::vector<std::vector<float>> out;
-  forward.run(std::span<const ForwardItem>(&item, 1), out);
-  r.logits = std::move(out[0]);
+  step.run(std::span<StepItem>(&item, 1));
+  if (item.error) std::rethrow_exception(item.error);
+  r.logits = std::move(step.logits(0));
   return r;
 }
 

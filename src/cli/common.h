@@ -2,11 +2,13 @@
 // Pieces shared by the subcommands: argument parsing with CLI11, the options that several
 // commands take (model, threads, KV settings, sampling), and prompt assembly.
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/kv_setup.h"
 #include "engine/sampler.h"
+#include "engine/sequence.h"
 #include "model/forward.h"
 #include "model/model.h"
 
@@ -48,7 +50,7 @@ DType parse_kv_type(const std::string& name);
 // Runs ids through the model on a fresh, uncompressed cache (one sequence, one forward call)
 // and returns the cache and the logits asked for. For the checking commands.
 struct FreshRun {
-  KvCache cache;
+  std::unique_ptr<Sequence> seq;  // its cache: seq->cache()
   std::vector<float> logits;  // vocab floats per returned position
 };
 FreshRun run_fresh(const Model& model, std::span<const int32_t> ids, DType kv_type, ForwardItem::Logits logits,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/generation.h"
+#include "engine/step.h"
 
 namespace triattn {
 
@@ -11,16 +12,16 @@ GenerateResult generate(const Model& model, Forward& forward, Sequence& seq, std
   // A batch of one: the scheduler's step for a single sequence (Generation checked the whole
   // prompt against the context rule before anything is fed).
   Generation g(model, seq, prompt, opt, sampler, on_text);
-  std::vector<std::vector<float>> logits;
+  EngineStep step(forward);
   while (!g.done()) {
     const std::span<const int32_t> pending = g.pending();
-    const std::span<const int32_t> tokens =
-        pending.first(std::min(pending.size(), static_cast<size_t>(seq.max_step())));
-    const int64_t n = static_cast<int64_t>(tokens.size());
-    const ForwardItem item = seq.begin_step(tokens, g.logits_for(n), forward.pool());
-    forward.run(std::span<const ForwardItem>(&item, 1), logits);
-    seq.end_step(tokens);
-    g.fed(n, logits[0]);
+    StepItem item;
+    item.seq = &seq;
+    item.tokens = pending.first(std::min(pending.size(), static_cast<size_t>(seq.max_step())));
+    item.logits = g.logits_for(static_cast<int64_t>(item.tokens.size()));
+    step.run(std::span<StepItem>(&item, 1));
+    if (item.error) std::rethrow_exception(item.error);
+    g.fed(static_cast<int64_t>(item.tokens.size()), step.logits(0));
   }
   return g.result();
 }

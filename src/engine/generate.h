@@ -11,6 +11,7 @@
 #include "engine/run_stats.h"
 #include "engine/sampler.h"
 #include "engine/sequence.h"
+#include "model/forward.h"
 
 namespace triattn {
 

@@ -55,7 +55,7 @@ GenerateResult ended(const std::string& reason, const std::string& error = "") {
 }  // namespace
 
 Scheduler::Scheduler(const Model& model, Forward& forward, const SchedulerOptions& options)
-    : model_(model), forward_(forward), options_(options) {
+    : model_(model), step_(forward), options_(options) {
   if (options.max_batched_tokens < 1) fail("scheduler: the step token budget must be at least 1");
   if (options.parallel < 1) fail("scheduler: at least one sequence must be allowed to run");
   if (options.max_queued < 0) fail("scheduler: the queue length must not be negative");
@@ -326,46 +326,44 @@ StepStats Scheduler::step() {
       st.prefill_tokens += n;
     }
 
-  // Each sequence prunes before its own append; one that fails here (the context rule) ends
-  // with an error and leaves the step.
-  std::vector<ForwardItem> items;
-  std::vector<Planned> in_step;
-  for (const Planned& p : plan) {
-    try {
-      const ForwardItem::Logits want = p.r->gen->logits_for(static_cast<int64_t>(p.tokens.size()));
-      items.push_back(p.r->seq->begin_step(p.tokens, want, forward_.pool()));
-      in_step.push_back(p);
-    } catch (const std::exception& e) {
-      p.r->gen->fail_with(e.what());
-    }
-  }
+  // The engine step: each sequence prunes before its own append (one that fails there, on
+  // the context rule, ends with an error and leaves the step), one batched forward call.
+  std::vector<StepItem> items;
+  for (const Planned& p : plan)
+    items.push_back({p.r->seq.get(), p.tokens, p.r->gen->logits_for(static_cast<int64_t>(p.tokens.size())), nullptr,
+                     nullptr});
+  const size_t ran = items.empty() ? 0 : step_.run(items);
   std::vector<std::unique_ptr<Running>> forked;
-  if (!items.empty()) {
-    std::vector<std::vector<float>> logits;
-    forward_.run(items, logits);
-    for (size_t i = 0; i < in_step.size(); ++i) {
-      Running& r = *in_step[i].r;
-      const int64_t n = static_cast<int64_t>(in_step[i].tokens.size());
-      r.seq->end_step(in_step[i].tokens);
-      // The prompt is in: the other choices start here, from the same logits.
-      const bool prompt_done = r.gen->in_prefill() && n == static_cast<int64_t>(r.gen->pending().size());
-      const size_t first_fork = forked.size();
-      if (prompt_done && r.forks_pending > 0) fork_choices(r, forked);
-      for (size_t f = first_fork; f < forked.size(); ++f) {
-        try {
-          forked[f]->gen->fed(n, logits[i]);
-        } catch (const std::exception& e) {
-          forked[f]->gen->fail_with(e.what());
-        }
-      }
+  for (size_t i = 0; i < items.size(); ++i) {
+    Running& r = *plan[i].r;
+    if (items[i].error) {
       try {
-        r.gen->fed(n, logits[i]);
+        std::rethrow_exception(items[i].error);
       } catch (const std::exception& e) {
         r.gen->fail_with(e.what());
       }
+      continue;
+    }
+    const int64_t n = static_cast<int64_t>(items[i].tokens.size());
+    const std::vector<float>& logits = step_.logits(i);
+    // The prompt is in: the other choices start here, from the same logits.
+    const bool prompt_done = r.gen->in_prefill() && n == static_cast<int64_t>(r.gen->pending().size());
+    const size_t first_fork = forked.size();
+    if (prompt_done && r.forks_pending > 0) fork_choices(r, forked);
+    for (size_t f = first_fork; f < forked.size(); ++f) {
+      try {
+        forked[f]->gen->fed(n, logits);
+      } catch (const std::exception& e) {
+        forked[f]->gen->fail_with(e.what());
+      }
+    }
+    try {
+      r.gen->fed(n, logits);
+    } catch (const std::exception& e) {
+      r.gen->fail_with(e.what());
     }
   }
-  st.sequences = static_cast<int>(items.size());
+  st.sequences = static_cast<int>(ran);
   for (auto& f : forked) running_.push_back(std::move(f));
 
   size_t in_use = 0;

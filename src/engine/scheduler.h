@@ -29,6 +29,7 @@
 #include "engine/kv_setup.h"
 #include "engine/sampler.h"
 #include "engine/sequence.h"
+#include "engine/step.h"
 #include "model/forward.h"
 
 namespace triattn {
@@ -133,7 +134,7 @@ class Scheduler {
   void keep(std::unique_ptr<Sequence> seq, const Request& request, size_t kv_bytes);
 
   const Model& model_;
-  Forward& forward_;
+  EngineStep step_;  // the forward pass, one call per step
   SchedulerOptions options_;
 
   mutable std::mutex mu_;  // guards the fields below

@@ -99,7 +99,8 @@ void Sequence::prepare_append(int64_t n, ThreadPool* pool) {
   stats_.scoring_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-ForwardItem Sequence::begin_step(std::span<const int32_t> tokens, ForwardItem::Logits logits, ThreadPool* pool) {
+ForwardItem Sequence::begin_step(std::span<const int32_t> tokens, ForwardItem::Logits logits, ThreadPool* pool,
+                                 ForwardObserver* also) {
   if (static_cast<int64_t>(tokens.size()) > max_step_)
     fail("sequence: a step of ", tokens.size(), " tokens is more than the policy allows (", max_step_, ")");
   check_context(static_cast<int64_t>(tokens.size()));
@@ -108,29 +109,14 @@ ForwardItem Sequence::begin_step(std::span<const int32_t> tokens, ForwardItem::L
   item.cache = &cache_;
   item.tokens = tokens;
   item.logits = logits;
-  item.observing_policy = policy_.get();
+  observer_.emplace(*policy_, also);
+  item.observer = &*observer_;
   return item;
 }
 
 void Sequence::end_step(std::span<const int32_t> tokens) {
   history_.insert(history_.end(), tokens.begin(), tokens.end());
   update_stats();
-}
-
-std::vector<float> Sequence::feed(std::span<const int32_t> tokens, Forward& forward) {
-  check_context(static_cast<int64_t>(tokens.size()));  // the whole input, before any of it is fed
-  std::vector<std::vector<float>> logits;
-  std::vector<float> last;
-  for (size_t start = 0; start < tokens.size(); start += static_cast<size_t>(max_step_)) {
-    const size_t n = std::min(tokens.size() - start, static_cast<size_t>(max_step_));
-    const bool is_last = start + n == tokens.size();
-    const ForwardItem item = begin_step(tokens.subspan(start, n),
-                                        is_last ? ForwardItem::Logits::Last : ForwardItem::Logits::None, forward.pool());
-    forward.run(std::span<const ForwardItem>(&item, 1), logits);
-    if (is_last) last = std::move(logits[0]);
-    end_step(item.tokens);
-  }
-  return last;
 }
 
 void Sequence::update_stats() {

@@ -1,20 +1,22 @@
 #pragma once
 // One sequence being generated: its KV cache, its policy instance and its token history.
-// feed() runs tokens through the model in steps the policy allows, pruning between steps.
-// It also holds the context rule, one for every frontend: under a policy that does not
+// The engine step (engine/step.h) runs its tokens through the model, pruning between steps as
+// the policy asks. It also holds the context rule, one for every frontend: under a policy that does not
 // bound memory (full) the sequence never passes its context limit; under one that does,
 // positions past it are allowed and announced once.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "engine/kv_setup.h"
 #include "engine/run_stats.h"
+#include "engine/policy_observer.h"
 #include "kv/kv_cache.h"
 #include "kv/policy.h"
-#include "model/forward.h"
+#include "model/forward_item.h"
 
 namespace triattn {
 
@@ -32,16 +34,12 @@ class Sequence {
   // copied and keeps no observations; Error for one that keeps observations).
   std::unique_ptr<Sequence> fork(const PolicyFactory& policies, NoticeFn notices = nullptr) const;
 
-  // Runs tokens through the model (prefill when many, decode when one) and returns the logits
-  // after the last one. Prunes the cache before any step that would exceed the policy's bound.
-  // Throws Error, before anything is fed, when the tokens would take a sequence whose memory
-  // is not bounded past its context limit.
-  std::vector<float> feed(std::span<const int32_t> tokens, Forward& forward);
-  // One engine step of feed(), for callers that batch several sequences into one forward
-  // call: begin_step checks the context rule, prunes before the append (on `pool`) and
-  // returns the sequence's forward item for these tokens (at most max_step()); after the
-  // forward call, end_step records them. The tokens must stay alive in between.
-  ForwardItem begin_step(std::span<const int32_t> tokens, ForwardItem::Logits logits, ThreadPool* pool);
+  // The sequence's part of one engine step (engine/step.h): begin_step checks the context
+  // rule, prunes before the append (on `pool`) and returns the sequence's forward item for
+  // these tokens (at most max_step()), observed by its policy and by `also` when given; after
+  // the forward call, end_step records them. The tokens must stay alive in between.
+  ForwardItem begin_step(std::span<const int32_t> tokens, ForwardItem::Logits logits, ThreadPool* pool,
+                         ForwardObserver* also = nullptr);
   void end_step(std::span<const int32_t> tokens);
   // Refuses (Error, nothing fed) or announces n more tokens according to the context rule.
   void check_context(int64_t n);
@@ -91,6 +89,7 @@ class Sequence {
   int64_t context_limit_ = 0;
   NoticeFn notices_;
   bool announced_past_context_ = false;
+  std::optional<PolicyObserver> observer_;  // the current step's (begin_step)
 };
 
 }  // namespace triattn

@@ -8,22 +8,12 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "kv/kv_cache.h"
-#include "kv/policy.h"
+#include "model/attention_batch.h"
+#include "model/forward_item.h"
 #include "model/model.h"
 #include "model/moe.h"
-#include "model/observer.h"
 
 namespace triattn {
-
-struct ForwardItem {
-  KvCache* cache = nullptr;
-  std::span<const int32_t> tokens;
-  enum class Logits { None, Last, All } logits = Logits::Last;
-  // When set and it needs() queries or attention weights, the forward pass reports them
-  // (this item's attention then runs on the calling thread, in token order).
-  KvPolicy* observing_policy = nullptr;
-};
 
 // Where the time of forward calls goes (`triattn bench --phases`): wall seconds per phase of
 // the pass, summed over every call made while it is set (Forward::time_phases). The phases
@@ -39,6 +29,8 @@ struct ForwardPhases {
   static const char* name(int phase);
 };
 
+class PhaseClock;  // charges the pass's time to ForwardPhases (forward.cpp)
+
 class Forward {
  public:
   Forward(const Model& model, ThreadPool* pool);
@@ -46,17 +38,26 @@ class Forward {
   // Adds each later call's phase times to *phases; null (the default) stops timing.
   void time_phases(ForwardPhases* phases) { phases_ = phases; }
   // logits[i] gets item i's logits: vocab floats (Last), n_tokens*vocab (All) or empty.
-  void run(std::span<const ForwardItem> items, std::vector<std::vector<float>>& logits,
-           ForwardObserver* observer = nullptr);
+  // Production code calls it through the engine step (engine/step.h) only.
+  void run(std::span<const ForwardItem> items, std::vector<std::vector<float>>& logits);
 
  private:
+  // The batch flattened: token t is tok_[t] of items[owner_[t]] at position pos_[t].
+  int64_t flatten(std::span<const ForwardItem> items);
+  void embed();
+  void rope_tables();
+  void attention_block(int l, std::span<const ForwardItem> items, PhaseClock& clock);
+  void ffn_block(int l, PhaseClock& clock);
+  void output_logits(std::span<const ForwardItem> items, std::vector<std::vector<float>>& logits);
+
   const Model& model_;
   ThreadPool* pool_;
   // Scratch reused between calls (sized for the largest batch seen).
+  int64_t T_ = 0;
+  std::vector<int32_t> tok_, pos_, owner_;
   std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, cos_, sin_, cos_local_, sin_local_;
-  std::vector<float> weights_;  // attention weights of observed items (one KV group)
-  std::vector<float> partials_;  // attention chunks' results when they run on several threads
-  MoeFfn moe_;                  // the MoE layers' FFN and its scratch
+  BatchedAttention attention_;
+  MoeFfn moe_;  // the MoE layers' FFN and its scratch
   ForwardPhases* phases_ = nullptr;
 };
 

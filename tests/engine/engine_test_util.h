@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "calib/calibrate.h"
+#include "engine/calibrate.h"
 #include "engine/generate.h"
 #include "engine/kv_setup.h"
 #include "engine/sequence.h"

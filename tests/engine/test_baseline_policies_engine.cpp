@@ -9,6 +9,7 @@
 
 #include "engine_test_util.h"
 #include "model/forward.h"
+#include "engine/policy_observer.h"
 
 namespace triattn {
 namespace {
@@ -116,13 +117,14 @@ TEST_F(BaselineEngine, ForwardReportsPositionsAndWeightsOfEveryToken) {
   KvCache cache({c.n_layers, c.n_kv_heads, c.head_dim, DType::F32});
   Forward fwd(*model_, nullptr);
   RecordingPolicy rec;
+  PolicyObserver observer(rec, nullptr);  // as a sequence adapts its policy
   std::vector<std::vector<float>> logits;
   const std::vector<int32_t> chunk1 = {1, 400, 500, 600, 700}, chunk2 = {800};
   for (const auto* chunk : {&chunk1, &chunk2}) {
     ForwardItem item;
     item.cache = &cache;
     item.tokens = *chunk;
-    item.observing_policy = &rec;
+    item.observer = &observer;
     fwd.run(std::span<const ForwardItem>(&item, 1), logits);
   }
   const size_t per_token = static_cast<size_t>(c.n_layers) * c.n_heads;

@@ -7,6 +7,7 @@
 #include "common/sanitizer_size.h"
 #include "core/error.h"
 #include "engine_test_util.h"
+#include "engine/step.h"
 
 namespace triattn {
 namespace {
@@ -59,12 +60,13 @@ TEST_F(SequenceContext, FullRefusesBeforeFeedingAnything) {
   PolicyFactory policies(*model_, s);
   Sequence seq(*model_, policies);
   Forward fwd(*model_, pool_.get());
+  EngineStep step(fwd);
   std::vector<int32_t> prompt(17, 80);
-  EXPECT_THROW(seq.feed(prompt, fwd), Error);
+  EXPECT_THROW(feed(step, seq, prompt), Error);
   EXPECT_EQ(seq.cache().n_processed(), 0);
   EXPECT_EQ(seq.room(), 16);
   prompt.resize(16);
-  seq.feed(prompt, fwd);
+  feed(step, seq, prompt);
   EXPECT_EQ(seq.room(), 0);
 }
 

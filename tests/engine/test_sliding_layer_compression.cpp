@@ -13,6 +13,7 @@
 #include "model/maker.h"
 #include "common/temp_dir.h"
 #include "core/error.h"
+#include "engine/step.h"
 
 namespace triattn {
 namespace {
@@ -35,13 +36,14 @@ int64_t run_and_check(const Model& m, const KvSettings& kv, int64_t n, ThreadPoo
   PolicyFactory policies(m, kv);
   Sequence seq(m, policies);
   Forward fwd(m, pool);
+  EngineStep step(fwd);
   std::vector<int32_t> prompt;
   for (int i = 0; i < 30; ++i) prompt.push_back(1 + (i * 37) % 500);
-  std::vector<float> logits = seq.feed(prompt, fwd);
+  std::vector<float> logits = feed(step, seq, prompt);
   int64_t full_peak = 0, sliding_peak = 0;
   for (int64_t t = 0; t < n; ++t) {
     const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    logits = seq.feed(std::span<const int32_t>(&next, 1), fwd);
+    logits = feed(step, seq, std::span<const int32_t>(&next, 1));
     const KvCache& cache = seq.cache();
     for (int l = 0; l < c.n_layers; ++l) {
       EXPECT_EQ(cache.sliding(l), c.is_sliding(l)) << "layer " << l;

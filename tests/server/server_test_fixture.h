@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "calib/calibrate.h"
+#include "engine/calibrate.h"
 #include "core/read_file.h"
 #include "engine/generate.h"
 #include "server/server.h"

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "server_test_fixture.h"
+#include "engine/step.h"
 
 namespace triattn::server {
 namespace {
@@ -101,9 +102,10 @@ TEST_F(ServerChoicesTest, EchoGivesThePromptsLogprobs) {
   PolicyFactory f(*model_, kv);
   ThreadPool pool(2);
   Forward fwd(*model_, &pool);
+  EngineStep step(fwd);
   for (size_t t : {size_t{1}, p.size() / 2, p.size() - 1}) {
     Sequence seq(*model_, f);
-    const std::vector<float> logits = seq.feed(std::span(p).first(t), fwd);
+    const std::vector<float> logits = feed(step, seq, std::span(p).first(t));
     double max = -1e30, sum = 0;
     for (float x : logits) max = std::max<double>(max, x);
     for (float x : logits) sum += std::exp(x - max);

@@ -5,10 +5,10 @@
 
 #include <filesystem>
 
-#include "calib/calibrate.h"
+#include "engine/calibrate.h"
 #include "calib/calibrate_paths.h"
 #include "calib/stats_file.h"
-#include "calib_test_util.h"
+#include "calib/calib_test_util.h"
 #include "cli/cli_run.h"
 #include "model/maker.h"
 #include "model/model.h"

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "calib/calibrate.h"
+#include "engine/calibrate.h"
 #include "calib/stats_file.h"
-#include "calib_test_util.h"
+#include "calib/calib_test_util.h"
 #include "common/temp_dir.h"
 #include "model/maker.h"
 #include "model/model.h"

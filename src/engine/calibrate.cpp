@@ -1,12 +1,13 @@
-#include "calib/calibrate.h"
+#include "engine/calibrate.h"
 
 #include <algorithm>
 
 #include "calib/stats_accumulator.h"
 #include "core/error.h"
-#include "model/forward.h"
+#include "engine/kv_setup.h"
+#include "engine/sequence.h"
+#include "engine/step.h"
 #include "model/weights_fingerprint.h"
-#include "model/kv_shape.h"
 
 namespace triattn {
 
@@ -52,18 +53,27 @@ CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> 
   StatsAccumulator acc(c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
   TeeObserver observer(acc, opt.also_observe);
   Forward forward(model, opt.pool);
-  std::vector<std::vector<float>> logits;
+  EngineStep step(forward);
+  // Each window a fresh full-attention sequence, fed in chunks of `chunk` tokens.
+  KvSettings settings;
+  settings.cache_type = opt.kv_type;
+  settings.prefill_chunk = chunk;
+  settings.context_length = window;
+  const PolicyFactory policies(model, settings);
   const int64_t total = static_cast<int64_t>(tokens.size());
   CalibrationResult r;
   for (int64_t w0 = 0; w0 < total; w0 += window) {
     const int64_t wn = std::min(window, total - w0);
-    KvCache cache(kv_cache_shape(c, opt.kv_type), wn);
+    Sequence seq(model, policies);
+    seq.reserve_for(wn);
     for (int64_t t0 = 0; t0 < wn; t0 += chunk) {
-      ForwardItem item;
-      item.cache = &cache;
+      StepItem item;
+      item.seq = &seq;
       item.tokens = tokens.subspan(w0 + t0, std::min(chunk, wn - t0));
       item.logits = ForwardItem::Logits::None;
-      forward.run(std::span<const ForwardItem>(&item, 1), logits, &observer);
+      item.observer = &observer;
+      step.run(std::span<StepItem>(&item, 1));
+      if (item.error) std::rethrow_exception(item.error);
       if (opt.progress) opt.progress(w0 + t0 + static_cast<int64_t>(item.tokens.size()), total);
     }
     ++r.windows;
