@@ -2,16 +2,18 @@
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/read_file.h"
+#include "core/thread_pool.h"
 #include "engine/generate.h"
+#include "engine/step.h"
 #include "eval/distributions.h"
 #include "eval/jsonl.h"
-#include "eval/parallel_runs.h"
+#include "eval/generations.h"
 #include "eval/progress.h"
-#include "eval/teacher_forcing.h"
 
 namespace triattn::eval {
 
@@ -40,12 +42,6 @@ double mean_of(const std::vector<AgreeSample>& s, F f) {
   return s.empty() ? NAN : sum / static_cast<double>(s.size());
 }
 
-std::vector<int32_t> greedy(const Model& model, Forward& forward, const PolicyFactory& f,
-                            const std::vector<int32_t>& prompt, int64_t n) {
-  SamplerParams sp;
-  sp.temperature = 0;
-  return generate_fresh(model, forward, f, prompt, n, sp).tokens;
-}
 }  // namespace
 
 double AgreeResult::agreement() const { return mean_of(samples, [](const AgreeSample& s) { return s.agreement; }); }
@@ -66,44 +62,80 @@ std::vector<AgreeResult> run_agree(const Model& model, const ConfigFactories& co
   for (size_t c = 0; c < C; ++c) results[c].config = configs.configs()[c], results[c].samples.resize(P);
   Progress bar("agree", static_cast<int64_t>(C * P), progress);
 
+  ThreadPool pool(threads);
+  Forward forward(model, &pool);
+  EngineStep step(forward);
+  // n greedy tokens (end-of-generation ignored) of each listed configuration for every
+  // prompt, all on one scheduler.
+  auto greedy = [&](size_t first_config) {
+    std::vector<GenerationJob> jobs;
+    for (size_t c = first_config; c < (first_config == 0 ? 1 : C); ++c)
+      for (size_t p = 0; p < P; ++p) {
+        GenerationJob j;
+        j.policies = &configs.at(c);
+        j.prompt = ids[p];
+        j.options.n_predict = n_tokens;
+        j.options.stop_at_eog = false;
+        j.sampling.temperature = 0;
+        jobs.push_back(std::move(j));
+      }
+    return run_generations(model, forward, jobs, eval_parallel(C, jobs.size()));
+  };
+
   // Full attention first (configuration 0): its tokens and, per position, its logits.
-  std::vector<std::vector<std::vector<float>>> full_logits(P);
-  run_parallel(&model, static_cast<int64_t>(P), threads, [&](int64_t job, Forward* fw) {
-    const size_t p = static_cast<size_t>(job);
+  const std::vector<GenerateResult> full = greedy(0);
+  std::vector<std::unique_ptr<Sequence>> seqs;
+  std::vector<ForcedRun> runs;
+  for (size_t p = 0; p < P; ++p) {
     AgreeSample& s = results[0].samples[p];
-    s.tokens = greedy(model, *fw, configs.at(0), ids[p], n_tokens);
+    s.tokens = full[p].tokens;
     s.agreement = 1;
     s.first_divergence = static_cast<int64_t>(s.tokens.size());
-    Sequence seq(model, configs.at(0));
     if (s.tokens.empty()) fail("full attention generated nothing for prompt ", p + 1, " (is it as long as the context?)");
-    const std::span<const int32_t> forced(s.tokens.data(), s.tokens.size() - 1);
-    feed_one_at_a_time(seq, *fw, ids[p], forced,
-                       [&](int64_t, std::span<const float> l) { full_logits[p].emplace_back(l.begin(), l.end()); });
-    bar.advance();
+    seqs.push_back(std::make_unique<Sequence>(model, configs.at(0)));
+    runs.push_back({seqs.back().get(), ids[p], std::span<const int32_t>(s.tokens.data(), s.tokens.size() - 1)});
+  }
+  std::vector<std::vector<std::vector<float>>> full_logits(P);
+  feed_together(step, runs, [&](size_t p, int64_t, std::span<const float> l) {
+    full_logits[p].emplace_back(l.begin(), l.end());
   });
-  run_parallel(&model, static_cast<int64_t>((C - 1) * P), threads, [&](int64_t job, Forward* fw) {
-    const size_t c = 1 + static_cast<size_t>(job) / P, p = static_cast<size_t>(job) % P;
-    const std::vector<int32_t>& ref = results[0].samples[p].tokens;
-    AgreeSample& s = results[c].samples[p];
-    s.tokens = greedy(model, *fw, configs.at(c), ids[p], n_tokens);
-    int64_t same = 0;
-    s.first_divergence = -1;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      const bool eq = i < s.tokens.size() && s.tokens[i] == ref[i];
-      same += eq;
-      if (!eq && s.first_divergence < 0) s.first_divergence = static_cast<int64_t>(i);
+  for (size_t p = 0; p < P; ++p) bar.advance();
+  if (C < 2) {
+    bar.finish();
+    return results;
+  }
+
+  // Every other configuration: its own greedy tokens, then KL teacher-forced on full's.
+  const std::vector<GenerateResult> mine = greedy(1);
+  seqs.clear();
+  runs.clear();
+  std::vector<double> kl((C - 1) * P, 0.0);
+  for (size_t c = 1; c < C; ++c)
+    for (size_t p = 0; p < P; ++p) {
+      const std::vector<int32_t>& ref = results[0].samples[p].tokens;
+      AgreeSample& s = results[c].samples[p];
+      s.tokens = mine[(c - 1) * P + p].tokens;
+      int64_t same = 0;
+      s.first_divergence = -1;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        const bool eq = i < s.tokens.size() && s.tokens[i] == ref[i];
+        same += eq;
+        if (!eq && s.first_divergence < 0) s.first_divergence = static_cast<int64_t>(i);
+      }
+      if (s.first_divergence < 0) s.first_divergence = static_cast<int64_t>(ref.size());
+      s.agreement = ref.empty() ? 1 : static_cast<double>(same) / static_cast<double>(ref.size());
+      seqs.push_back(std::make_unique<Sequence>(model, configs.at(c)));
+      runs.push_back({seqs.back().get(), ids[p], std::span<const int32_t>(ref.data(), ref.size() - 1)});
     }
-    if (s.first_divergence < 0) s.first_divergence = static_cast<int64_t>(ref.size());
-    s.agreement = ref.empty() ? 1 : static_cast<double>(same) / static_cast<double>(ref.size());
-    Sequence seq(model, configs.at(c));
-    double kl = 0;
-    const std::span<const int32_t> forced(ref.data(), ref.size() - 1);
-    feed_one_at_a_time(seq, *fw, ids[p], forced, [&](int64_t i, std::span<const float> l) {
-      kl += kl_divergence(full_logits[p][static_cast<size_t>(i + 1)], l);
-    });
-    s.mean_kl = kl / static_cast<double>(ref.size());
-    bar.advance();
+  feed_together(step, runs, [&](size_t r, int64_t i, std::span<const float> l) {
+    kl[r] += kl_divergence(full_logits[r % P][static_cast<size_t>(i + 1)], l);
   });
+  for (size_t c = 1; c < C; ++c)
+    for (size_t p = 0; p < P; ++p) {
+      results[c].samples[p].mean_kl =
+          kl[(c - 1) * P + p] / static_cast<double>(results[0].samples[p].tokens.size());
+      bar.advance();
+    }
   bar.finish();
   return results;
 }

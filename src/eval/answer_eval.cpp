@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "eval/parallel_runs.h"
 #include "eval/progress.h"
 
 namespace triattn::eval {
@@ -36,19 +35,25 @@ std::vector<AnswerResult> run_answers(const CompletionBackend& backend, const st
     results[c].correct.assign(P, std::vector<bool>(K, false));
   }
   Progress bar(label, static_cast<int64_t>(C * P * K), o.progress);
-  run_parallel(backend.model(), static_cast<int64_t>(C * P * K), o.threads, [&](int64_t job, Forward* fw) {
-    const size_t c = static_cast<size_t>(job) / (P * K), p = static_cast<size_t>(job) / K % P,
-                 k = static_cast<size_t>(job) % K;
-    CompletionJob j;
-    j.prompt = problems[p].prompt;
-    j.max_tokens = o.max_tokens;
-    j.sampling = o.sampling;
-    j.sampling.seed = o.sampling.seed + k;
-    Completion r = backend.complete(j, c, fw);
-    results[c].correct[p][k] = scorer(r.text, problems[p].answer);
-    results[c].replies[p][k] = std::move(r);
-    bar.advance();
-  });
+  std::vector<CompletionJob> jobs(C * P * K);
+  for (size_t c = 0; c < C; ++c)
+    for (size_t p = 0; p < P; ++p)
+      for (size_t k = 0; k < K; ++k) {
+        CompletionJob& j = jobs[(c * P + p) * K + k];
+        j.config = c;
+        j.prompt = problems[p].prompt;
+        j.max_tokens = o.max_tokens;
+        j.sampling = o.sampling;
+        j.sampling.seed = o.sampling.seed + k;
+      }
+  std::vector<Completion> replies = backend.complete_all(jobs, o.threads, [&] { bar.advance(); });
+  for (size_t c = 0; c < C; ++c)
+    for (size_t p = 0; p < P; ++p)
+      for (size_t k = 0; k < K; ++k) {
+        Completion& r = replies[(c * P + p) * K + k];
+        results[c].correct[p][k] = scorer(r.text, problems[p].answer);
+        results[c].replies[p][k] = std::move(r);
+      }
   bar.finish();
   return results;
 }

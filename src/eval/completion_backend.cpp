@@ -2,11 +2,15 @@
 
 #include <httplib.h>
 
+#include <mutex>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/http_url.h"
-#include "engine/generate.h"
+#include "core/thread_pool.h"
+#include "eval/generations.h"
+#include "eval/parallel_runs.h"
 
 namespace triattn::eval {
 
@@ -20,28 +24,37 @@ class EngineBackend : public CompletionBackend {
     if (format == PromptFormat::Chat || (format == PromptFormat::Auto && has_template))
       chat_ = std::make_unique<ChatPrompt>(model.tokenizer(), model.path(), chat, nullptr);
   }
-  const Model* model() const override { return &model_; }
   const std::vector<EvalConfig>& configs() const override { return configs_.configs(); }
   std::string describe() const override { return chat_ ? "engine (chat template: " + chat_->origin() + ")" : "engine (raw prompt)"; }
 
-  Completion complete(const CompletionJob& job, size_t config, Forward* forward) const override {
-    std::vector<int32_t> prompt;
-    if (chat_) {
-      nlohmann::ordered_json messages = nlohmann::ordered_json::array();
-      messages.push_back(chat_message("user", job.prompt));
-      prompt = chat_->tokenize(chat_->render(messages, /*add_generation_prompt=*/true));
-    } else {
-      prompt = model_.tokenizer().encode(job.prompt, model_.tokenizer().add_bos_default());
+  std::vector<Completion> complete_all(const std::vector<CompletionJob>& jobs, int threads,
+                                       const std::function<void()>& done) const override {
+    std::vector<GenerationJob> gen(jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      gen[i].policies = &configs_.at(jobs[i].config);
+      gen[i].prompt = tokenize(jobs[i].prompt);
+      gen[i].options.n_predict = jobs[i].max_tokens;
+      gen[i].sampling = jobs[i].sampling;
     }
-    Sequence seq(model_, configs_.at(config));
-    Sampler sampler(job.sampling);
-    GenerateOptions opt;
-    opt.n_predict = job.max_tokens;
-    const GenerateResult r = generate(model_, *forward, seq, prompt, opt, sampler);
-    return {r.text, static_cast<int64_t>(r.tokens.size()), r.finish_reason};
+    ThreadPool pool(threads);
+    Forward forward(model_, &pool);
+    const std::vector<GenerateResult> out = run_generations(
+        model_, forward, gen, eval_parallel(configs_.size(), gen.size()), [&](size_t) {
+          if (done) done();
+        });
+    std::vector<Completion> replies;
+    for (const GenerateResult& r : out) replies.push_back({r.text, static_cast<int64_t>(r.tokens.size()), r.finish_reason});
+    return replies;
   }
 
  private:
+  std::vector<int32_t> tokenize(const std::string& text) const {
+    if (!chat_) return model_.tokenizer().encode(text, model_.tokenizer().add_bos_default());
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    messages.push_back(chat_message("user", text));
+    return chat_->tokenize(chat_->render(messages, /*add_generation_prompt=*/true));
+  }
+
   const Model& model_;
   const ConfigFactories& configs_;
   std::unique_ptr<ChatPrompt> chat_;
@@ -55,12 +68,24 @@ class RemoteBackend : public CompletionBackend {
     path_ = u.api_root + (o.format == PromptFormat::Raw ? "/completions" : "/chat/completions");
     if (o_.configs.empty()) o_.configs.push_back({"server", 0});
   }
-  const Model* model() const override { return nullptr; }
   const std::vector<EvalConfig>& configs() const override { return o_.configs; }
   std::string describe() const override { return base_ + path_; }
 
-  Completion complete(const CompletionJob& job, size_t config, Forward*) const override {
-    const EvalConfig& c = o_.configs[config];
+  std::vector<Completion> complete_all(const std::vector<CompletionJob>& jobs, int threads,
+                                       const std::function<void()>& done) const override {
+    std::vector<Completion> replies(jobs.size());
+    std::mutex mu;
+    run_parallel(static_cast<int64_t>(jobs.size()), threads, [&](int64_t i) {
+      replies[static_cast<size_t>(i)] = complete(jobs[static_cast<size_t>(i)]);
+      std::lock_guard<std::mutex> lock(mu);
+      if (done) done();
+    });
+    return replies;
+  }
+
+ private:
+  Completion complete(const CompletionJob& job) const {
+    const EvalConfig& c = o_.configs[job.config];
     nlohmann::json body = {{"max_tokens", job.max_tokens}, {"temperature", job.sampling.temperature},
                            {"top_p", job.sampling.top_p}, {"seed", job.sampling.seed}};
     if (!o_.model_name.empty()) body["model"] = o_.model_name;
@@ -106,7 +131,6 @@ class RemoteBackend : public CompletionBackend {
     return out;
   }
 
- private:
   RemoteOptions o_;
   std::string base_, path_;
 };

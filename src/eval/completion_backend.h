@@ -2,6 +2,7 @@
 // Where `eval dfs` and `eval math` get replies from: the engine (the loaded model, one
 // configuration per policy × budget) or any OpenAI-compatible endpoint (--url, e.g. a running
 // `triattn serve`, vLLM, llama-server), so a user can score a real reasoning model.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,11 +10,12 @@
 #include "chat/chat_prompt.h"
 #include "engine/sampler.h"
 #include "eval/eval_config.h"
-#include "model/forward.h"
+#include "model/model.h"
 
 namespace triattn::eval {
 
 struct CompletionJob {
+  size_t config = 0;   // index into CompletionBackend::configs()
   std::string prompt;  // the user message (chat) or the whole prompt (raw)
   int64_t max_tokens = 0;
   SamplerParams sampling;
@@ -28,11 +30,11 @@ struct Completion {
 class CompletionBackend {
  public:
   virtual ~CompletionBackend() = default;
-  // The model the workers need a Forward for; null for a remote endpoint.
-  virtual const Model* model() const = 0;
   virtual const std::vector<EvalConfig>& configs() const = 0;
-  // Thread-safe. forward: the worker's (engine) or null (remote).
-  virtual Completion complete(const CompletionJob& job, size_t config, Forward* forward) const = 0;
+  // Every job's reply, in order; done() after each one (never two at once). threads: the
+  // forward pass's threads (engine, 0 = all cores) or the requests kept in flight (remote).
+  virtual std::vector<Completion> complete_all(const std::vector<CompletionJob>& jobs, int threads,
+                                               const std::function<void()>& done) const = 0;
   // "engine" or the URL, for results.json.
   virtual std::string describe() const = 0;
 };

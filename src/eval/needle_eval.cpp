@@ -4,9 +4,10 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "engine/generate.h"
 #include "eval/jsonl.h"
-#include "eval/parallel_runs.h"
+#include "eval/generations.h"
 #include "eval/progress.h"
 
 namespace triattn::eval {
@@ -70,20 +71,26 @@ std::vector<NeedleResult> run_needle(const Model& model, const ConfigFactories& 
     results[c].kv_peak.resize(N);
   }
   Progress bar("needle", static_cast<int64_t>(C * N), progress);
-  run_parallel(&model, static_cast<int64_t>(C * N), threads, [&](int64_t job, Forward* fw) {
-    const size_t c = static_cast<size_t>(job) / N, i = static_cast<size_t>(job) % N;
-    Sequence seq(model, configs.at(c));
-    SamplerParams sp;
-    sp.temperature = 0;
-    Sampler sampler(sp);
-    GenerateOptions opt;
-    opt.n_predict = answer_tokens[i] + 4;
-    const GenerateResult g = generate(model, *fw, seq, prompts[i], opt, sampler);
-    results[c].outputs[i] = g.text;
-    results[c].correct[i] = needle_correct(g.text, items[i].answer);
-    results[c].kv_peak[i] = seq.stats().kv_peak_tokens;
-    bar.advance();
-  });
+  std::vector<GenerationJob> jobs(C * N);
+  for (size_t c = 0; c < C; ++c)
+    for (size_t i = 0; i < N; ++i) {
+      GenerationJob& j = jobs[c * N + i];
+      j.policies = &configs.at(c);
+      j.prompt = prompts[i];
+      j.options.n_predict = answer_tokens[i] + 4;
+      j.sampling.temperature = 0;
+    }
+  ThreadPool pool(threads);
+  Forward forward(model, &pool);
+  const std::vector<GenerateResult> out =
+      run_generations(model, forward, jobs, eval_parallel(C, jobs.size()), [&](size_t) { bar.advance(); });
+  for (size_t c = 0; c < C; ++c)
+    for (size_t i = 0; i < N; ++i) {
+      const GenerateResult& g = out[c * N + i];
+      results[c].outputs[i] = g.text;
+      results[c].correct[i] = needle_correct(g.text, items[i].answer);
+      results[c].kv_peak[i] = g.stats.kv_peak_tokens;
+    }
   bar.finish();
   return results;
 }

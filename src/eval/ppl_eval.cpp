@@ -1,12 +1,13 @@
 #include "eval/ppl_eval.h"
 
 #include <cmath>
+#include <memory>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
+#include "engine/step.h"
 #include "eval/distributions.h"
-#include "eval/parallel_runs.h"
 #include "eval/progress.h"
-#include "eval/teacher_forcing.h"
 
 namespace triattn::eval {
 
@@ -24,25 +25,33 @@ std::vector<int32_t> ppl_tokens(const Tokenizer& tok, const std::string& text, i
 
 std::vector<PplResult> run_ppl(const Model& model, const ConfigFactories& configs, const std::vector<int32_t>& tokens,
                                int threads, bool progress) {
-  std::vector<PplResult> results(configs.size());
-  Progress bar("ppl", static_cast<int64_t>(configs.size() * tokens.size()), progress);
-  run_parallel(&model, static_cast<int64_t>(configs.size()), threads, [&](int64_t job, Forward* forward) {
-    const size_t c = static_cast<size_t>(job);
-    Sequence seq(model, configs.at(c));
-    PplResult& r = results[c];
-    r.config = configs.configs()[c];
-    // After token i comes the prediction of token i+1; the last token predicts nothing.
-    feed_one_at_a_time(seq, *forward, {}, tokens, [&](int64_t i, std::span<const float> logits) {
-      if (static_cast<size_t>(i) + 1 < tokens.size()) {
-        r.nll_sum += nll_of(logits, tokens[static_cast<size_t>(i) + 1]);
-        ++r.predictions;
-      }
-      bar.advance();
-    });
-    seq.update_stats();
-    r.kv_peak_tokens = seq.stats().kv_peak_tokens;
-    r.prune_events = seq.stats().prune_events;
+  const size_t C = configs.size();
+  std::vector<PplResult> results(C);
+  Progress bar("ppl", static_cast<int64_t>(C * tokens.size()), progress);
+  // Every configuration teacher-forced together: one weight pass per token for all of them.
+  std::vector<std::unique_ptr<Sequence>> seqs;
+  std::vector<ForcedRun> runs;
+  for (size_t c = 0; c < C; ++c) {
+    seqs.push_back(std::make_unique<Sequence>(model, configs.at(c)));
+    runs.push_back({seqs.back().get(), {}, tokens});
+    results[c].config = configs.configs()[c];
+  }
+  ThreadPool pool(threads);
+  Forward forward(model, &pool);
+  EngineStep step(forward);
+  // After token i comes the prediction of token i+1; the last token predicts nothing.
+  feed_together(step, runs, [&](size_t c, int64_t i, std::span<const float> logits) {
+    if (static_cast<size_t>(i) + 1 < tokens.size()) {
+      results[c].nll_sum += nll_of(logits, tokens[static_cast<size_t>(i) + 1]);
+      ++results[c].predictions;
+    }
+    bar.advance();
   });
+  for (size_t c = 0; c < C; ++c) {
+    seqs[c]->update_stats();
+    results[c].kv_peak_tokens = seqs[c]->stats().kv_peak_tokens;
+    results[c].prune_events = seqs[c]->stats().prune_events;
+  }
   bar.finish();
   return results;
 }
