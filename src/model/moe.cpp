@@ -40,7 +40,8 @@ void route(std::span<const float> logits, int k, bool norm, Route& out) {
   for (int i = 0; i < k; ++i) out.weights[i] = static_cast<float>(p[out.experts[i]] / denom);
 }
 
-void ffn_activation(const ModelConfig& c, float* gate, const float* up, int64_t n) {
+namespace {
+void activation_row(const ModelConfig& c, float* gate, const float* up, int64_t n) {
   switch (c.activation) {
     case Activation::GeluTanh: ops::geglu(gate, up, gate, n); return;
     case Activation::Silu: ops::swiglu(gate, up, gate, n); return;
@@ -57,6 +58,11 @@ void ffn_activation(const ModelConfig& c, float* gate, const float* up, int64_t 
       return;
     }
   }
+}
+}  // namespace
+
+void ffn_activation(const ModelConfig& c, float* gate, const float* up, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) activation_row(c, gate + r * n, up + r * n, n);
 }
 
 namespace {
@@ -142,8 +148,7 @@ void MoeFfn::run(const ModelConfig& c, const LayerWeights& L, const float* xn, i
       if (const float* b = bias_row(L.gate_exps_bias, batch[j])) add_rows(&gate_[j * n * F], b, n, F);
       if (const float* b = bias_row(L.up_exps_bias, batch[j])) add_rows(&up_[j * n * F], b, n, F);
     }
-    const int64_t m = static_cast<int64_t>(batch.size()) * n * F;
-    ffn_activation(c, gate_.data(), up_.data(), m);
+    ffn_activation(c, gate_.data(), up_.data(), static_cast<int64_t>(batch.size()) * n, F);
     views.clear();
     for (int64_t e : batch) views.push_back(expert_matrix(L.down_exps, e));
     targets.clear();

@@ -35,8 +35,10 @@ struct Route {
 void route(std::span<const float> logits, int k, bool norm, Route& out);
 
 // gate[i] = act(gate[i], up[i]) for the config's FFN activation (SwiGLU, GeGLU, or gpt-oss's
-// clamped SwiGLU), in place; shared by the dense and the MoE FFN.
-void ffn_activation(const ModelConfig& c, float* gate, const float* up, int64_t n);
+// clamped SwiGLU), in place, over `rows` rows of n; shared by the dense and the MoE FFN. Row by
+// row, so that a token's values do not depend on the rows beside it (where the vector
+// kernels' tails fall).
+void ffn_activation(const ModelConfig& c, float* gate, const float* up, int64_t rows, int64_t n);
 
 // Scratch of the MoE FFN, reused between calls (one per Forward).
 class MoeFfn {

@@ -92,7 +92,7 @@ TEST(GptOssFfn, ClampedSwiglu) {
   ModelConfig c = model_preset("tiny-gptoss");
   const std::vector<float> gate{-3.0f, 0.5f, 9.0f, 7.0f, 2.0f}, up{1.0f, -8.0f, 0.25f, 20.0f, -1.0f};
   std::vector<float> out = gate;
-  ffn_activation(c, out.data(), up.data(), static_cast<int64_t>(out.size()));
+  ffn_activation(c, out.data(), up.data(), 1, static_cast<int64_t>(out.size()));
   for (size_t i = 0; i < gate.size(); ++i) {
     const double g = std::min(static_cast<double>(gate[i]), 7.0), u = std::clamp(static_cast<double>(up[i]), -7.0, 7.0);
     EXPECT_NEAR(out[i], (u + 1) * g / (1 + std::exp(-1.702 * g)), 1e-5) << i;
