@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "model/attention.h"
+#include "ops/attention.h"
 #include "ops/ops.h"
 
 namespace triattn {
