@@ -28,6 +28,7 @@
 #include "cli/bench_synthetic_kv.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/kernel_environment.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -402,6 +403,7 @@ int cmd_bench(const std::vector<std::string>& args) {
          {{"bandwidth_gbs", probe.best_gbs},
           {"threads", pool.size()},
           {"cpu", cpu_model_name()},
+          {"kernels", isa_choice()},
           {"probe_bytes", probe.bytes},
           {"probe_runs", probe.runs}}},
         {"settings",
@@ -430,6 +432,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::printf("\n");
   std::printf("machine   %s, %d threads, read bandwidth %.1f GB/s (%zu MiB probe, best of %d)\n",
               cpu_model_name().c_str(), pool.size(), probe.best_gbs, probe.bytes >> 20, probe.runs);
+  std::printf("kernels   %s\n", isa_choice().c_str());
   std::printf("settings  KV %s, B=%lld, beta=%lld, W=%lld, %s; calibration: %s\n", kv.cache_type.c_str(),
               static_cast<long long>(s.params.budget), static_cast<long long>(s.params.divide_length),
               static_cast<long long>(s.params.window), std::string(pruning_mode_name(resolve_policy_params(s.policy, s.params).mode)).c_str(),

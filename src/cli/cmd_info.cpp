@@ -1,5 +1,6 @@
 // triattn info: what a model is, before running it: architecture and shapes, weight types
-// and sizes, context, KV bytes per token, special tokens and the chat template in use.
+// and sizes, context, KV bytes per token, special tokens, the chat template in use, and the
+// kernels' instruction set (detected, or TRIATTN_ISA's).
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/escape_bytes.h"
+#include "cli/kernel_environment.h"
 #include "core/error.h"
 
 namespace triattn::cli {
@@ -105,6 +107,7 @@ int cmd_info(const std::vector<std::string>& args) {
         {"eos", token_json(tok, tok.eos_id())},
         {"end_of_generation", eog}}},
       {"chat_template", {{"origin", prompt.origin()}, {"fallback", prompt.is_fallback()}}},
+      {"kernels", isa_choice()},
   };
   if (json) {
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -149,7 +152,8 @@ int cmd_info(const std::vector<std::string>& args) {
             << (tok.add_bos_default() ? " (added)" : " (not added)") << ", EOS " << tok_str(tok.eos_id()) << "\n"
             << "end tokens   ";
   for (int32_t id : tok.eog_ids()) std::cout << " " << tok_str(id);
-  std::cout << "\nchat template " << prompt.origin() << (prompt.is_fallback() ? " (the model has none)" : "") << "\n";
+  std::cout << "\nchat template " << prompt.origin() << (prompt.is_fallback() ? " (the model has none)" : "") << "\n"
+            << "kernels       " << isa_choice() << "\n";
   return 0;
 }
 

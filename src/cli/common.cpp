@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "cli/kernel_environment.h"
 #include "cli/kv_environment.h"
 #include "core/error.h"
 #include "core/read_file.h"
@@ -134,7 +135,9 @@ bool finish_sampling_options(const CLI::App& app, SamplerParams& s) {
 }
 
 std::shared_ptr<const Model> load_model(const std::string& path, const LoadOptions& options) {
-  auto model = Model::load(path, options);
+  LoadOptions o = options;
+  o.repack = o.repack && repack_environment();
+  auto model = Model::load(path, o);
   print_warnings(model->warnings());
   return model;
 }

@@ -37,7 +37,8 @@ void add_sampling_options(CLI::App& app, SamplerParams& s);
 // run can be repeated).
 bool finish_sampling_options(const CLI::App& app, SamplerParams& s);
 
-// Model::load, then the loader's warnings (unused tensors, unverifiable metadata) on stderr.
+// Model::load (repacking unless TRIATTN_REPACK=0 or options say no), then the loader's warnings
+// (unused tensors, unverifiable metadata) on stderr.
 std::shared_ptr<const Model> load_model(const std::string& path, const LoadOptions& options);
 // "warning: ..." lines on stderr (a loader's or a PolicyFactory's warnings()).
 void print_warnings(const std::vector<std::string>& warnings);

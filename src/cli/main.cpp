@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/kernel_environment.h"
 #include "core/error.h"
 
 namespace {
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
     if (name != c.name) continue;
     const std::string prefix = "triattn " + name + ": error: ";
     try {
+      triattn::cli::apply_isa_environment();
       const int rc = c.run(args);
       // Output that never arrived is a failure (`generate --json > /dev/full` used to exit 0).
       std::cout.flush();

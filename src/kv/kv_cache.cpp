@@ -9,8 +9,6 @@
 
 namespace triattn {
 
-bool is_kv_type(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::Q8_0; }
-
 void check_kv_type(DType type, int head_dim) {
   if (!is_kv_type(type))
     fail("KV cache: type ", dtype_name(type), " is not supported (use f16, f32 or q8_0)");

@@ -16,6 +16,7 @@
 #include "core/dtype.h"
 #include "core/large_buffer.h"
 #include "core/thread_pool.h"
+#include "ops/kv_rows.h"  // is_kv_type
 
 namespace triattn {
 
@@ -39,9 +40,6 @@ struct KeepPlan {
   std::vector<std::vector<int32_t>> keep;
 };
 
-// The element types a KV cache can store (F32, F16, Q8_0): the one list that the cache, the
-// attention kernels, the scorers and the --kv-type parser all ask.
-bool is_kv_type(DType type);
 // Throws a named error unless `type` can hold KV rows of head_dim elements.
 void check_kv_type(DType type, int head_dim);
 

@@ -10,17 +10,9 @@
 
 #include "core/dtype.h"
 #include "kv/policy.h"
+#include "ops/score_kernels.h"  // HeadCoeffs, score_keys
 
 namespace triattn {
-
-// Coefficients of one query head at one event, band-major: [c_re | c_im | w], each half = d/2.
-struct HeadCoeffs {
-  int half = 0;
-  std::vector<float> data;  // 3 * half
-  const float* c_re() const { return data.data(); }
-  const float* c_im() const { return data.data() + half; }
-  const float* w() const { return data.data() + 2 * half; }
-};
 
 // mean_{δ∈D} e^{iω(p+δ)} for D = {1, 2, 4, ..., 2^max_offset_log2}, in double (p can be large).
 void offset_phase_mean(double omega, int64_t p, int max_offset_log2, double* re, double* im);
@@ -29,17 +21,6 @@ void offset_phase_mean(double omega, int64_t p, int max_offset_log2, double* re,
 // same layout and arguments as score_keys. Scalar: it runs once per pruning event.
 void score_spread(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
                   std::span<const int32_t> rows, float* out);
-
-// Scores keys against the coefficients of `n_heads` query heads that share them (a GQA group).
-// keys: rows of head_dim = 2*half elements (F32, F16 or Q8_0, halves layout: band f is
-// (x[f], x[f+half])), row_bytes apart; rows: which rows to score. out[j * rows.size() + i] is
-// head j's score of key rows[i].
-// Runs the best implementation for this CPU (AVX2 when head_dim/2 is a multiple of 8).
-void score_keys(const HeadCoeffs* heads, int n_heads, const void* keys, DType type,
-                size_t row_bytes, std::span<const int32_t> rows, float* out);
-// The portable implementation (the SIMD kernels are tested against it).
-void score_keys_scalar(const HeadCoeffs* heads, int n_heads, const void* keys, DType type,
-                       size_t row_bytes, std::span<const int32_t> rows, float* out);
 
 // What a scorer computes for each key:
 //   Both    S_h, the paper's score (trig term + norm term), as above;

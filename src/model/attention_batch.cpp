@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/attention.h"
+#include "ops/attention.h"
 
 namespace triattn {
 

@@ -61,7 +61,7 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const LoadOpti
     }
   }
   b.check();
-  if (repack_enabled(options.repack)) repack_weights(b, options.threads);
+  if (options.repack) repack_weights(b, options.threads);
   return b.finish();
 }
 

@@ -43,8 +43,9 @@ struct ModelWeights {
 
 struct LoadOptions {
   // Move the matmul weights into huge pages, rewritten into the faster internal layouts
-  // where there is one (model/weight_repack.h); unset: yes unless TRIATTN_REPACK=0.
-  std::optional<bool> repack = std::nullopt;
+  // where there is one (model/weight_repack.h). Off keeps the file's mapping and layout (the
+  // CLI's TRIATTN_REPACK=0, for comparing against it).
+  bool repack = true;
   // Threads for the work done at load time (copying, repacking); 0 = all cores. Commands pass their -t.
   int threads = 0;
 };

@@ -1,9 +1,9 @@
 #include "model/weight_repack.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -58,14 +58,6 @@ TensorView repacked(const TensorView& t) {
 }
 
 }  // namespace
-
-bool repack_enabled(std::optional<bool> opt) {
-  if (opt) return *opt;
-  const char* v = std::getenv("TRIATTN_REPACK");
-  if (!v || !*v || std::strcmp(v, "1") == 0) return true;
-  if (std::strcmp(v, "0") == 0) return false;
-  fail("TRIATTN_REPACK=", v, ": expected 0 (keep the file's weight layout) or 1");
-}
 
 void repack_weights(ModelBuilder& model, int threads) {
   ModelWeights& w = model.weights();

@@ -13,8 +13,6 @@
 // 63.4 / 64.0 / 65.8 -> 72.3 / 68.4 / 70.8 (Q4_K is closer to compute-bound; Qwen3-0.6B
 // Q4_K_M and F16 moved within the noise); earlier, Q8_0x4 in 4 KiB vs huge pages 49-61 vs
 // 82-84 tok/s (Qwen3-0.6B).
-#include <optional>
-
 #include "model/model_builder.h"
 
 namespace triattn {
@@ -23,8 +21,5 @@ namespace triattn {
 // rows copied by `threads` threads (0 = all cores). Matrices the loader already rewrote into
 // buffers of its own stay where they are unless they are repacked.
 void repack_weights(ModelBuilder& model, int threads = 0);
-// Whether loading repacks: opt if set, else the environment (TRIATTN_REPACK=0 turns it off,
-// for comparing against the file layout; any value other than 0 or 1 is an error).
-bool repack_enabled(std::optional<bool> opt);
 
 }  // namespace triattn

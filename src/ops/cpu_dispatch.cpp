@@ -1,6 +1,5 @@
 #include "ops/cpu_dispatch.h"
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -39,21 +38,11 @@ const KernelTable* table_for(Isa isa) {
   return nullptr;
 }
 
-// The best table for this CPU, or the one TRIATTN_ISA names (scalar, avx2, avx512, neon, neon_dotprod): a way to
-// compare kernels on one machine or to rule them out when chasing a numerical difference.
-const KernelTable* best_table() {
-  const std::vector<Isa> isas = supported_isas();  // ordered worst to best
-  const char* want = std::getenv("TRIATTN_ISA");
-  if (!want || !*want) return table_for(isas.back());
-  std::string names;
-  for (Isa isa : isas) {
-    if (isa_name(isa) == want) return table_for(isa);
-    names += (names.empty() ? "" : ", ") + std::string(isa_name(isa));
-  }
-  fail("TRIATTN_ISA=", want, ": not an instruction set this CPU runs (supported: ", names, ")");
-}
+// The best table for this CPU (supported_isas is ordered worst to best).
+const KernelTable* best_table() { return table_for(supported_isas().back()); }
 
 const KernelTable* g_active = nullptr;
+bool g_selected = false;
 
 }  // namespace
 
@@ -77,7 +66,8 @@ ActFormat act_format(DType weight_type) {
 }
 
 const KernelTable& active_kernels() {
-  // Static init is thread-safe; set_isa_for_testing replaces the pointer in tests only.
+  // Static init is thread-safe; select_isa and set_isa_for_testing replace the pointer before
+  // kernels run (or, in tests, between them).
   static const KernelTable* best = best_table();
   return g_active ? *g_active : *best;
 }
@@ -106,6 +96,21 @@ std::vector<Isa> supported_isas() {
     if (table_for(isa)) out.push_back(isa);
   return out;
 }
+
+void select_isa(std::string_view name) {
+  std::string names;
+  for (Isa isa : supported_isas()) {
+    if (isa_name(isa) == name) {
+      g_active = table_for(isa);
+      g_selected = true;
+      return;
+    }
+    names += (names.empty() ? "" : ", ") + std::string(isa_name(isa));
+  }
+  fail(name, ": not an instruction set this CPU runs (supported: ", names, ")");
+}
+
+bool isa_selected() { return g_selected; }
 
 void set_isa_for_testing(Isa isa) {
   const KernelTable* t = table_for(isa);

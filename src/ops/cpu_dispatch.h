@@ -1,13 +1,20 @@
 #pragma once
-// One table of kernel function pointers per instruction set. ops.h's entry points call
-// through active_kernels(); adding a target means one more table in its own
-// file and one more line in cpu_dispatch.cpp, not touching the other kernels.
+// One table of kernel function pointers per instruction set, and one choice of table for the
+// whole program. The entry points of ops.h, attention.h and score_kernels.h call through
+// active_kernels(); adding a target means one more table in its own file and one more line
+// in cpu_dispatch.cpp, not touching the other kernels.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "core/dtype.h"
 #include "ops/ops.h"
 #include "ops/quant_blocks.h"
+
+namespace triattn {
+struct AttentionStream;  // ops/attention.h
+struct HeadCoeffs;       // ops/score_kernels.h
+}  // namespace triattn
 
 namespace triattn::ops {
 
@@ -27,6 +34,23 @@ struct MatmulJob {
 // Computes y for weight rows [r0, r1) and every token. For an interleaved type (Q8_0x4, Q4_Kx8, ...) r0
 // and r1 are multiples of its group (matmul.cpp aligns the ranges).
 using MatmulRowsFn = void (*)(const MatmulJob& job, int64_t r0, int64_t r1);
+
+// An attention kernel (attention_detail::attend_* in attention.h) and the head_dim multiple it needs.
+using AttendFn = void (*)(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
+                          float scale, float* const* out, float* weights, float* state);
+struct AttendKernel {
+  AttendFn fn = nullptr;
+  int head_dim_multiple = 1;
+};
+
+// A TriAttention scoring kernel (detail::score_keys_* in score_kernels.h) and the head_dim/2
+// multiple it needs.
+using ScoreKeysFn = void (*)(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
+                             std::span<const int32_t> rows, float* out);
+struct ScoreKernel {
+  ScoreKeysFn fn = nullptr;
+  int half_multiple = 1;
+};
 
 enum class ActFormat { F32, Q8, Q8K };
 ActFormat act_format(DType weight_type);
@@ -54,6 +78,11 @@ struct KernelTable {
   void (*f32_to_f16_row)(const float* x, uint16_t* out, int64_t n) = nullptr;
   // f32 -> Q8_0 blocks, bit-identical to quantize_row(DType::Q8_0) (GGML's rounding).
   void (*f32_to_q8_0_row)(const float* x, void* out, int64_t n) = nullptr;
+  // Attention kernels, widest first: the first whose multiple divides the stream's head_dim
+  // runs, else the portable one (attention.cpp). None here: the portable one always.
+  AttendKernel attend[2] = {};
+  // The key-scoring kernel (score_keys.cpp); none: the scalar one.
+  ScoreKernel score_keys = {};
 };
 
 const KernelTable& scalar_kernels();

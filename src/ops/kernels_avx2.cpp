@@ -9,6 +9,8 @@
 #include "ops/x86_matmul.inl"
 #include "ops/mxfp4_x86.inl"
 #include "ops/x86_vec.inl"
+#include "ops/attention.h"
+#include "ops/score_kernels.h"
 
 namespace triattn::ops {
 
@@ -19,6 +21,8 @@ const KernelTable& avx2_kernels() {
     fill_matmul(k);
     fill_mxfp4(k);
     fill_vec(k);
+    k.attend[0] = {::triattn::attention_detail::attend_avx2, 8};
+    k.score_keys = {::triattn::detail::score_keys_avx2, 8};
     return k;
   }();
   return t;

@@ -10,6 +10,8 @@
 #include "ops/x86_matmul.inl"
 #include "ops/mxfp4_x86.inl"
 #include "ops/x86_vec.inl"
+#include "ops/attention.h"
+#include "ops/score_kernels.h"
 
 namespace triattn::ops {
 
@@ -20,6 +22,11 @@ const KernelTable& avx512_kernels() {
     fill_matmul(k);
     fill_mxfp4(k);
     fill_vec(k);
+    // Head dims that are not whole 512-bit vectors keep the 256-bit attention kernel; scoring
+    // has no 512-bit kernel of its own (it runs once per pruning event).
+    k.attend[0] = {::triattn::attention_detail::attend_avx512, 16};
+    k.attend[1] = {::triattn::attention_detail::attend_avx2, 8};
+    k.score_keys = {::triattn::detail::score_keys_avx2, 8};
     return k;
   }();
   return t;

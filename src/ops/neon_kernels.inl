@@ -18,9 +18,11 @@
 #include <cstring>
 
 #include "core/half.h"
+#include "ops/attention.h"
 #include "ops/cpu_dispatch.h"
 #include "ops/neon_exp.inl"
 #include "ops/quant_blocks.h"
+#include "ops/score_kernels.h"
 
 #ifndef TRIATTN_NEON_DOTPROD
 #error "define TRIATTN_NEON_DOTPROD before including neon_kernels.inl"
@@ -530,6 +532,9 @@ KernelTable make_neon_table(Isa isa) {
   t.quantize_act_q8k = vec_quantize_act_q8k;
   t.f32_to_f16_row = vec_f32_to_f16_row;
   t.f32_to_q8_0_row = vec_f32_to_q8_0_row;
+  // One attention and one scoring kernel for both tables: neither has integer dot products.
+  t.attend[0] = {::triattn::attention_detail::attend_neon, 4};
+  t.score_keys = {::triattn::detail::score_keys_neon, 4};
   return t;
 }
 

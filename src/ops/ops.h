@@ -79,11 +79,18 @@ void f32_to_f16_row(const float* x, uint16_t* out, int64_t n);
 void f32_to_q8_0_row(const float* x, void* out, int64_t n);
 
 // Instruction sets the kernels are written for. The best one this CPU supports is chosen at
-// start-up; tests force each in turn.
+// start-up unless the program selects another (select_isa); tests force each in turn.
 enum class Isa : uint8_t { Scalar, Avx2, Avx512, Neon, NeonDotprod };
 std::string_view isa_name(Isa isa);  // "scalar", "avx2", "avx512", "neon", "neon_dotprod"
 Isa active_isa();
 std::vector<Isa> supported_isas();  // on this CPU, Scalar first
+// Makes every kernel use the instruction set called `name` (isa_name's spelling) instead of the
+// detected best: a way to compare kernels on one machine, or to rule them out when chasing a
+// numerical difference. Throws Error, naming the ones this CPU runs, if it runs no such set.
+// Call before any kernel runs: not thread-safe.
+void select_isa(std::string_view name);
+// Whether the active instruction set came from select_isa rather than detection.
+bool isa_selected();
 // Makes every kernel use `isa` (throws if this CPU lacks it). Not thread-safe: tests only.
 void set_isa_for_testing(Isa isa);
 

@@ -276,19 +276,25 @@ TEST(TriAttentionScore, DispatchedKernelMatchesTheScalarOne) {
     }
     std::vector<int32_t> rows;
     for (int i = n - 1; i >= 0; i -= 2) rows.push_back(i);
-    for (DType t : {DType::F32, DType::F16}) {
-      const void* keys = t == DType::F32 ? static_cast<const void*>(k32.data()) : k16.data();
-      const size_t rb = t == DType::F32 ? d * 4 : d * 2;
-      std::vector<float> a(G * rows.size()), b(G * rows.size());
-      score_keys(&scorer.coeffs(0, 0), G, keys, t, rb, rows, a.data());
-      score_keys_scalar(&scorer.coeffs(0, 0), G, keys, t, rb, rows, b.data());
-      for (size_t i = 0; i < a.size(); ++i) {
-        const auto& c = scorer.coeffs(0, static_cast<int>(i / rows.size()));
-        double scale = 0;  // Σ |terms| bounds the rounding of either summation order
-        for (int f = 0; f < half; ++f) scale += std::abs(c.c_re()[f]) + std::abs(c.c_im()[f]) + std::abs(c.w()[f]);
-        EXPECT_NEAR(a[i], b[i], 1e-5 * scale * 4) << "d=" << d << " type " << dtype_name(t) << " i=" << i;
+    // Every ISA this CPU runs: the scorer follows the kernels' ISA choice.
+    for (ops::Isa isa : ops::supported_isas()) {
+      ops::set_isa_for_testing(isa);
+      for (DType t : {DType::F32, DType::F16}) {
+        const void* keys = t == DType::F32 ? static_cast<const void*>(k32.data()) : k16.data();
+        const size_t rb = t == DType::F32 ? d * 4 : d * 2;
+        std::vector<float> a(G * rows.size()), b(G * rows.size());
+        score_keys(&scorer.coeffs(0, 0), G, keys, t, rb, rows, a.data());
+        score_keys_scalar(&scorer.coeffs(0, 0), G, keys, t, rb, rows, b.data());
+        for (size_t i = 0; i < a.size(); ++i) {
+          const auto& c = scorer.coeffs(0, static_cast<int>(i / rows.size()));
+          double scale = 0;  // Σ |terms| bounds the rounding of either summation order
+          for (int f = 0; f < half; ++f) scale += std::abs(c.c_re()[f]) + std::abs(c.c_im()[f]) + std::abs(c.w()[f]);
+          EXPECT_NEAR(a[i], b[i], 1e-5 * scale * 4)
+              << ops::isa_name(isa) << " d=" << d << " type " << dtype_name(t) << " i=" << i;
+        }
       }
     }
+    ops::set_isa_for_testing(ops::supported_isas().back());
   }
 }
 

@@ -8,7 +8,7 @@
 
 #include "common/shared_files.h"
 #include "common/temp_dir.h"
-#include "model/attention.h"
+#include "ops/attention.h"
 #include "model/forward.h"
 #include "model/kv_shape.h"
 #include "model/maker.h"

@@ -14,7 +14,7 @@
 #include "forward_test_util.h"
 #include "core/half.h"
 #include "model/arch.h"
-#include "model/attention.h"
+#include "ops/attention.h"
 #include "model/forward.h"
 #include "model/kv_shape.h"
 #include "model/maker.h"

@@ -6,7 +6,6 @@
 #include "model/weight_repack.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -153,25 +152,6 @@ TEST(WeightRepack, OtherTypesAreCopiedUnchangedIntoOwnedMemory) {
     const std::vector<int32_t> tokens = {1, 300, 12, 99};
     EXPECT_EQ(logits_of(*plain, tokens), logits_of(*moved, tokens));
   }
-}
-
-TEST(WeightRepack, EnvironmentSwitch) {
-  EXPECT_TRUE(repack_enabled(true));
-  EXPECT_FALSE(repack_enabled(false));
-  ::setenv("TRIATTN_REPACK", "0", 1);
-  EXPECT_FALSE(repack_enabled(std::nullopt));
-  EXPECT_TRUE(repack_enabled(true));  // an explicit choice wins
-  ::setenv("TRIATTN_REPACK", "1", 1);
-  EXPECT_TRUE(repack_enabled(std::nullopt));
-  ::setenv("TRIATTN_REPACK", "maybe", 1);
-  try {
-    repack_enabled(std::nullopt);
-    ADD_FAILURE() << "accepted TRIATTN_REPACK=maybe";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("TRIATTN_REPACK=maybe"), std::string::npos);
-  }
-  ::unsetenv("TRIATTN_REPACK");
-  EXPECT_TRUE(repack_enabled(std::nullopt));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// score_keys_neon: triattention_score_simd.inl with AArch64 Advanced SIMD, 4 bands per step.
+// score_keys_neon: score_simd.inl with AArch64 Advanced SIMD, 4 bands per step.
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -20,5 +20,5 @@ inline float vhsum(V v) { return vaddvq_f32(v); }
 }  // namespace triattn::detail
 
 #define TRIATTN_SCORE_NAME score_keys_neon
-#include "kv/triattention_score_simd.inl"
+#include "ops/score_simd.inl"
 #endif  // __aarch64__

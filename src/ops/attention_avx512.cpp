@@ -6,5 +6,5 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define TRIATTN_ATTN_WIDTH 512
 #define TRIATTN_ATTEND_NAME attend_avx512
-#include "model/attention_simd.inl"
+#include "ops/attention_simd.inl"
 #endif

@@ -1,4 +1,4 @@
-// score_keys_avx2: triattention_score_simd.inl with AVX2/FMA/F16C, 8 bands per step.
+// score_keys_avx2: score_simd.inl with AVX2/FMA/F16C, 8 bands per step.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -20,5 +20,5 @@ inline float vhsum(V v) { return ops::hsum_ps(v); }
 }  // namespace triattn::detail
 
 #define TRIATTN_SCORE_NAME score_keys_avx2
-#include "kv/triattention_score_simd.inl"
+#include "ops/score_simd.inl"
 #endif  // __x86_64__

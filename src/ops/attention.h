@@ -1,6 +1,6 @@
 #pragma once
 // Causal attention over one KV stream (the kept tokens of a (layer, KV head)). Keys/values
-// are rows of head_dim in F32, F16 or Q8_0 (kv/kv_cache.h), read in place; only keys whose absolute position is <= the query's
+// are rows of head_dim in F32, F16 or Q8_0 (ops/kv_rows.h), read in place; only keys whose absolute position is <= the query's
 // take part. Reads the kept KV only: cost is O(kept tokens), not history.
 //
 // attend() takes every query that reads the same stream at once — the query heads of one

@@ -2,5 +2,5 @@
 #if defined(__x86_64__)
 #define TRIATTN_ATTN_WIDTH 256
 #define TRIATTN_ATTEND_NAME attend_avx2
-#include "model/attention_simd.inl"
+#include "ops/attention_simd.inl"
 #endif

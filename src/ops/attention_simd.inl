@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "core/half.h"
-#include "model/attention.h"
+#include "ops/attention.h"
 #include "ops/quant_blocks.h"
 #if TRIATTN_ATTN_WIDTH == 128
 #include <arm_neon.h>

@@ -1,4 +1,4 @@
-#include "model/attention.h"
+#include "ops/attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "kv/kv_cache.h"
+#include "ops/cpu_dispatch.h"
+#include "ops/kv_rows.h"
 #include "ops/ops.h"
 
 namespace triattn {
@@ -79,23 +80,17 @@ void attend_scalar(const float* const* q, const int32_t* q_pos, int n_q,
 
 namespace {
 
-using Kernel = void (*)(const float* const*, const int32_t*, int, const AttentionStream&, float, float* const*,
-                        float*, float*);
+using Kernel = ops::AttendFn;
 
-// The kernel for this stream on the active ISA (follows the ops ISA choice, so forcing an
-// ISA in a test covers attention too), after checking what every kernel assumes.
-Kernel kernel_for(const AttentionStream& s) {
+// The kernel for this stream from the active kernel table (the ISA choice of every other
+// kernel, so forcing an ISA covers attention too), after checking what every kernel assumes.
+Kernel attend_kernel_for(const AttentionStream& s) {
   if (!is_kv_type(s.type))
     fail("attention: KV type ", dtype_name(s.type), " is not supported (F32, F16 or Q8_0)");
   if (s.head_dim % block_size(s.type) != 0)
     fail("attention: head_dim ", s.head_dim, " is not a whole number of ", dtype_name(s.type), " blocks");
-#if defined(__x86_64__)
-  const ops::Isa isa = ops::active_isa();
-  if (isa == ops::Isa::Avx512 && s.head_dim % 16 == 0) return attention_detail::attend_avx512;
-  if (isa != ops::Isa::Scalar && s.head_dim % 8 == 0) return attention_detail::attend_avx2;
-#elif defined(__aarch64__)
-  if (ops::active_isa() != ops::Isa::Scalar && s.head_dim % 4 == 0) return attention_detail::attend_neon;
-#endif
+  for (const ops::AttendKernel& k : ops::active_kernels().attend)
+    if (k.fn && s.head_dim % k.head_dim_multiple == 0) return k.fn;
   return attention_detail::attend_scalar;
 }
 
@@ -155,7 +150,7 @@ void run_chunk(Kernel kernel, const float* const* q, const int32_t* q_pos, int n
 
 void attend_chunk(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s, int64_t c,
                   float scale, float* partial) {
-  const Kernel kernel = kernel_for(s);
+  const Kernel kernel = attend_kernel_for(s);
   if (n_q <= 0) return;
   if (c < 0 || c >= attention_chunks(s.n)) fail("attention: chunk ", c, " of a stream of ", s.n, " keys");
   run_chunk(kernel, q, q_pos, n_q, s, c, scale, partial, nullptr);
@@ -195,7 +190,7 @@ void merge_attention_chunks(int n_q, int head_dim, int64_t n_chunks, const float
 
 void attend(const float* const* q, const int32_t* q_pos, int n_q, const AttentionStream& s,
             float scale, float* const* out, float* weights) {
-  const Kernel kernel = kernel_for(s);
+  const Kernel kernel = attend_kernel_for(s);
   if (n_q <= 0) return;
   const int64_t chunks = attention_chunks(s.n);
   if (chunks == 1) {

@@ -1,11 +1,11 @@
-// The SIMD twin of score_keys_scalar (triattention_score.cpp), written once and compiled by
-// triattention_score_avx2.cpp (8 bands per step, F16C) and triattention_score_neon.cpp (4
-// bands, FCVTL), which define, before including it, TRIATTN_SCORE_NAME and the vector
-// vocabulary below (V, kBands, vload, vload_f16, vstore, vfma, vmul, vsqrt, vzero, vhsum) in
-// an anonymous namespace. F16 keys are converted as they are loaded; a Q8_0 key is
-// dequantized into a row on the stack first. Called only after the run-time CPU check, for
-// half % kBands == 0 and half <= kMaxHalf.
-#include "kv/triattention_score_kernels.h"
+// The SIMD twin of score_keys_scalar (score_keys.cpp), written once and compiled by
+// score_avx2.cpp (8 bands per step, F16C) and score_neon.cpp (4 bands, FCVTL), which define,
+// before including it, TRIATTN_SCORE_NAME and the vector vocabulary below (V, kBands, vload,
+// vload_f16, vstore, vfma, vmul, vsqrt, vzero, vhsum) in an anonymous namespace. F16 keys are
+// converted as they are loaded; a Q8_0 key is dequantized into a row on the stack first.
+// Called only through the kernel table (an ISA this CPU runs), for half % kBands == 0 and
+// half <= kMaxHalf.
+#include "ops/score_kernels.h"
 #include "ops/ops.h"
 
 namespace triattn::detail {

@@ -18,8 +18,10 @@
 
 #include "core/error.h"
 #include "core/half.h"
-#include "model/attention.h"
+#include "ops/attention.h"
+#include "ops/cpu_dispatch.h"
 #include "ops/ops.h"
+#include "ops_test_util.h"
 
 namespace triattn {
 namespace {
@@ -546,6 +548,39 @@ TEST(Attention, OneHeadWrapperMatchesGroupCall) {
   double sum = 0;
   for (float s : scores) sum += s;
   EXPECT_NEAR(sum, 1.0, 1e-5);
+}
+
+// attend() runs the kernel the active table names for the stream's head_dim, else the
+// portable one: under each ISA forced in turn, its output is that kernel's bit for bit.
+TEST(Attention, AttendRunsTheActiveTablesKernel) {
+  for (ops::Isa isa : ops::supported_isas()) {
+    ops::testing::IsaGuard guard(isa);
+    for (int d : {12, 24, 32, 64}) {  // multiples of 4 only, of 8, of 16
+      SCOPED_TRACE(::testing::Message() << ops::isa_name(isa) << " d=" << d);
+      const Case c{DType::F16, d, 3, 200};
+      const Data x = make(c, 40 + d);
+      Kernel want = attention_detail::attend_scalar;
+      for (const ops::AttendKernel& k : ops::active_kernels().attend) {
+        if (k.fn && d % k.head_dim_multiple == 0) {
+          want = k.fn;
+          break;
+        }
+      }
+      if (isa == ops::Isa::Scalar) {
+        EXPECT_EQ(want, attention_detail::attend_scalar);
+      }
+      std::vector<const float*> qs;
+      for (int j = 0; j < c.n_q; ++j) qs.push_back(x.q.data() + j * d);
+      auto run = [&](Kernel kernel) {
+        std::vector<float> out(static_cast<size_t>(c.n_q) * d, NAN);
+        std::vector<float*> outs;
+        for (int j = 0; j < c.n_q; ++j) outs.push_back(out.data() + j * d);
+        kernel(qs.data(), x.q_pos.data(), c.n_q, x.stream(), 0.125f, outs.data(), nullptr, nullptr);
+        return out;
+      };
+      EXPECT_EQ(run(attend_entry), run(want));
+    }
+  }
 }
 
 }  // namespace

@@ -2,5 +2,5 @@
 #if defined(__aarch64__)
 #define TRIATTN_ATTN_WIDTH 128
 #define TRIATTN_ATTEND_NAME attend_neon
-#include "model/attention_simd.inl"
+#include "ops/attention_simd.inl"
 #endif

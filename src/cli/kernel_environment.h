@@ -1,0 +1,20 @@
+#pragma once
+// The kernel and weight-loading switches, read from the environment here and nowhere else
+// (library code never reads the environment): the library takes them as ops::select_isa and
+// LoadOptions::repack.
+//   TRIATTN_ISA     scalar, avx2, avx512, neon or neon_dotprod: the kernels' instruction set in
+//                   place of the best one detected (one this CPU lacks is an error)
+//   TRIATTN_REPACK  0 keeps the weights in the file's mapping and layout; 1 (the default) repacks
+#include <string>
+
+namespace triattn::cli {
+
+// Applies TRIATTN_ISA (unset or empty: the detected best stays). Raises Error naming the variable
+// and the instruction sets this CPU runs when it names another. main calls it before any command.
+void apply_isa_environment();
+// "avx512 (detected: the best this CPU runs)" or "avx2 (TRIATTN_ISA)": the kernels in use and why.
+std::string isa_choice();
+// Whether loading repacks, from TRIATTN_REPACK (unset or empty: yes); Error for a value other than 0 or 1.
+bool repack_environment();
+
+}  // namespace triattn::cli
