@@ -8,6 +8,7 @@
 #include "calib/atomic_write.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/kv_knob_options.h"
 #include "cli/prompt.h"
 #include "core/error.h"
 #include "eval/agree_eval.h"
@@ -41,7 +42,6 @@ struct Common {
   std::vector<int64_t> budgets;
   KvSettings kv;
   std::string pruning_mode, kv_type = "f16", reference_kv_type;
-  int64_t sink = 0;
   int threads = 0;
   bool quiet = false;
 };
@@ -58,14 +58,10 @@ void add_common(CLI::App& app, Common& c, bool model_required) {
       ->capture_default_str();
   app.add_option("--budgets", c.budgets, "comma-separated budgets B (tokens per layer and KV head)")->delimiter(',');
   app.add_option("--stats", c.kv.stats_path, "TriAttention statistics (`triattn calibrate`)");
-  app.add_option("--divide-length", c.kv.params.divide_length, "beta: prune when a stream would exceed B + beta")
-      ->capture_default_str();
-  app.add_option("--window", c.kv.params.window, "W: most recent tokens always kept (0 = no window)")
-      ->capture_default_str();
-  app.add_option("--sink", c.sink, "S: first tokens always kept (default: each policy's own)");
-  app.add_flag("--protect-prompt", c.kv.params.protect_prompt, "never evict prompt tokens");
-  app.add_option("--pruning-mode", c.pruning_mode,
-                 "per_head, per_layer_per_head, per_layer or global (default: each policy's own)");
+  // The budget rules as the other commands describe them, B aside (--budgets); eval reads no
+  // TRIATTN_RUNTIME_* variable.
+  for (const PolicyKnob& k : kv_shared_params())
+    if (k.flag != "--kv-budget") add_kv_knob_option(app, k, c.kv.params, c.pruning_mode, k.description, false);
   app.add_option("--kv-type", c.kv_type, "KV cache element type: f16, f32 or q8_0")->capture_default_str();
   app.add_option("--reference-kv-type", c.reference_kv_type,
                  "KV type of the reference full-attention run (default: --kv-type); with it, full attention "
@@ -84,7 +80,6 @@ void finish_shared_knobs(const CLI::App& app, Common& c) {
     if (!mode) fail("--pruning-mode '", c.pruning_mode, "' is not one of ", pruning_mode_names());
     c.kv.params.mode = *mode;
   }
-  if (app.count("--sink") > 0) c.kv.params.sink = c.sink;
 }
 
 // Checks the shared options; returns the configurations.

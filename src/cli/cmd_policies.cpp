@@ -1,7 +1,8 @@
 // triattn policies [--json]: every KV policy of the registry with what it needs observed, its
 // default pruning mode, its own parameters and their defaults, then the budget rules they all
-// share. Everything printed comes from kv_policy_list() / kv_shared_params(), so the listing
-// cannot drift from what --kv-policy accepts.
+// share. Everything printed comes from the policies' descriptions (kv_policy_list() /
+// kv_shared_params()), as the flags and the server's fields do, so the listing cannot drift
+// from what --kv-policy accepts.
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -16,7 +17,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string needs_text(const PolicyInfo& p) {
+std::string needs_text(const PolicyDescription& p) {
   std::string s;
   const auto add = [&s](const char* what) { s += (s.empty() ? "" : ", ") + std::string(what); };
   if (p.needs_stats) add("calibration statistics (--stats, from `triattn calibrate`)");
@@ -25,21 +26,21 @@ std::string needs_text(const PolicyInfo& p) {
   return s.empty() ? "nothing" : s;
 }
 
-std::string mode_text(const PolicyInfo& p) {
+std::string mode_text(const PolicyDescription& p) {
   if (p.mode_applies) return "default pruning mode " + std::string(pruning_mode_name(p.default_mode));
   return p.prunes ? "any pruning mode gives the same keep sets (every stream keeps the same positions)"
                   : "never prunes (budget rules and pruning mode unused)";
 }
 
-ojson param_json(const PolicyParamInfo& p) {
-  return {{"flag", p.flag}, {"default", p.default_value}, {"description", p.description}};
+ojson param_json(const PolicyKnob& p) {
+  return {{"flag", p.flag}, {"field", knob_field(p)}, {"default", p.default_value}, {"description", p.description}};
 }
 
 ojson listing_json() {
   ojson policies = ojson::array();
-  for (const PolicyInfo& p : kv_policy_list()) {
+  for (const PolicyDescription& p : kv_policy_list()) {
     ojson params = ojson::array();
-    for (const PolicyParamInfo& q : p.params) params.push_back(param_json(q));
+    for (const PolicyKnob& q : p.params) params.push_back(param_json(q));
     policies.push_back({{"name", p.name},
                         {"description", p.description},
                         {"prunes", p.prunes},
@@ -52,29 +53,29 @@ ojson listing_json() {
                         {"parameters", params}});
   }
   ojson shared = ojson::array();
-  for (const PolicyParamInfo& q : kv_shared_params()) shared.push_back(param_json(q));
+  for (const PolicyKnob& q : kv_shared_params()) shared.push_back(param_json(q));
   ojson modes = ojson::array();
   for (PruningMode m : {PruningMode::PerHead, PruningMode::PerLayerPerHead, PruningMode::PerLayer, PruningMode::Global})
     modes.push_back(pruning_mode_name(m));
   return {{"policies", policies}, {"shared_parameters", shared}, {"pruning_modes", modes}};
 }
 
-void print_param(const PolicyParamInfo& q) {
+void print_param(const PolicyKnob& q) {
   std::printf("    %-16s %s (default: %s)\n", q.flag.c_str(), q.description.c_str(), q.default_value.c_str());
 }
 
 void print_listing() {
   std::printf("KV policies (--kv-policy NAME):\n\n");
-  for (const PolicyInfo& p : kv_policy_list()) {
+  for (const PolicyDescription& p : kv_policy_list()) {
     std::printf("  %s\n    %s\n    needs: %s\n    %s", p.name.c_str(), p.description.c_str(), needs_text(p).c_str(),
                 mode_text(p).c_str());
     if (p.prunes && p.default_sink != 0) std::printf("; --sink default %lld", static_cast<long long>(p.default_sink));
     std::printf("\n");
-    for (const PolicyParamInfo& q : p.params) print_param(q);
+    for (const PolicyKnob& q : p.params) print_param(q);
     std::printf("\n");
   }
   std::printf("Budget rules shared by every policy that prunes (DESIGN §1 \"Pruning\"):\n");
-  for (const PolicyParamInfo& q : kv_shared_params()) print_param(q);
+  for (const PolicyKnob& q : kv_shared_params()) print_param(q);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "cli/kernel_environment.h"
 #include "cli/kv_environment.h"
+#include "cli/kv_knob_options.h"
 #include "core/error.h"
 #include "core/read_file.h"
 #include "core/thread_pool.h"
@@ -55,40 +56,13 @@ void add_threads_option(CLI::App& app, int& threads) {
 
 void add_kv_options(CLI::App& app, KvOptions& kv) {
   KvSettings& s = kv.settings;
-  // Unset sink and mode mean each policy's own default (PolicyInfo; `triattn policies`).
+  // Unset sink and mode mean each policy's own default (PolicyDescription; `triattn policies`).
   if (s.params.mode) kv.pruning_mode = std::string(pruning_mode_name(*s.params.mode));
-  const auto shared = [](const char* flag) {
-    for (const PolicyParamInfo& p : kv_shared_params())
-      if (p.flag == flag) return p.default_value;
-    return std::string();
-  };
   std::string policies;
-  for (const PolicyInfo& p : kv_policy_list()) policies += (policies.empty() ? "" : ", ") + p.name;
+  for (const PolicyDescription& p : kv_policy_list()) policies += (policies.empty() ? "" : ", ") + p.name;
   app.add_option("--kv-policy", s.policy, "KV cache policy: " + policies + " (`triattn policies` describes them)")
       ->capture_default_str();
-  app.add_option("--kv-budget", s.params.budget, "B: tokens kept per (layer, KV head) [TRIATTN_RUNTIME_KV_BUDGET]")
-      ->capture_default_str();
-  app.add_option("--divide-length", s.params.divide_length,
-                 "beta: prune when the cache would exceed B + beta [TRIATTN_RUNTIME_DIVIDE_LENGTH]")
-      ->capture_default_str();
-  app.add_option("--window", s.params.window, "W: most recent tokens always kept [TRIATTN_RUNTIME_WINDOW_SIZE]")
-      ->capture_default_str();
-  app.add_option("--sink", s.params.sink, "S: first tokens always kept (default: " + shared("--sink") + ")");
-  app.add_flag("--protect-prompt", s.params.protect_prompt, "never evict prompt tokens");
-  app.add_option("--pruning-mode", kv.pruning_mode,
-                 pruning_mode_names() + " (default: " + shared("--pruning-mode") +
-                     "; full and streaming ignore it) [TRIATTN_RUNTIME_PRUNING_MODE]");
-  // The baselines' own knobs (PolicyInfo::params).
-  app.add_option("--obs-window", s.params.obs_window, "snapkv, rkv: w, the last queries whose attention scores the cache")
-      ->capture_default_str();
-  app.add_option("--pool-kernel", s.params.pool_kernel, "snapkv, rkv, triattention-split: max-pooling width (odd) over neighbouring keys")
-      ->capture_default_str();
-  app.add_option("--rkv-lambda", s.params.rkv_lambda, "rkv: lambda, the weight of importance against redundancy")
-      ->capture_default_str();
-  app.add_option("--rkv-threshold", s.params.rkv_threshold,
-                 "rkv: cosine similarity above which two keys count as redundant")
-      ->capture_default_str();
-  app.add_option("--kv-seed", s.params.seed, "random: the seed of the eviction draw")->capture_default_str();
+  add_kv_knob_options(app, kv);  // the budget rules and the policies' own knobs, from their descriptions
   app.add_option("--stats", s.stats_path,
                  "TriAttention statistics (from `triattn calibrate`) [TRIATTN_RUNTIME_SPARSE_STATS_PATH]")
       ->capture_default_str();

@@ -25,7 +25,7 @@ void add_threads_option(CLI::App& app, int& threads);
 // (cli/kv_environment.h) and checks the values.
 struct KvOptions {
   KvSettings settings;
-  std::string pruning_mode;  // empty: each policy's default (PolicyInfo::default_mode)
+  std::string pruning_mode;  // empty: each policy's default (PolicyDescription::default_mode)
   std::string cache_type = "f16";
 };
 void add_kv_options(CLI::App& app, KvOptions& kv);

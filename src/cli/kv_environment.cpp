@@ -2,9 +2,11 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <variant>
 
 #include "core/error.h"
 #include "kv/keep_set.h"
+#include "kv/policy.h"
 
 namespace triattn::cli {
 
@@ -27,23 +29,19 @@ int64_t env_tokens(const char* name, const char* v) {
 
 void apply_kv_environment(KvSettings& s, const std::function<bool(const char* flag)>& flag_given) {
   if (s.policy == "full") return;
-  struct Knob {
-    const char* var;
-    const char* flag;
-    int64_t* value;
-  };
-  for (const Knob& k : {Knob{"TRIATTN_RUNTIME_KV_BUDGET", "--kv-budget", &s.params.budget},
-                        Knob{"TRIATTN_RUNTIME_DIVIDE_LENGTH", "--divide-length", &s.params.divide_length},
-                        Knob{"TRIATTN_RUNTIME_WINDOW_SIZE", "--window", &s.params.window}})
-    if (const char* v = env(k.var); v && !flag_given(k.flag)) *k.value = env_tokens(k.var, v);
-  if (const char* v = env("TRIATTN_RUNTIME_SPARSE_STATS_PATH"); v && !flag_given("--stats")) s.stats_path = v;
-  if (const char* v = env("TRIATTN_RUNTIME_PRUNING_MODE"); v && !flag_given("--pruning-mode")) {
-    auto mode = pruning_mode_from_name(v);
-    if (!mode)
-      fail("environment variable TRIATTN_RUNTIME_PRUNING_MODE='", v, "' is not a pruning mode (", pruning_mode_names(),
-           ")");
-    s.params.mode = *mode;
+  for (const PolicyKnob& k : kv_shared_params()) {  // the knobs that name a variable (PolicyKnob::env)
+    const char* v = k.env.empty() ? nullptr : env(k.env.c_str());
+    if (!v || flag_given(k.flag.c_str())) continue;
+    if (const auto* m = std::get_if<int64_t PolicyParams::*>(&k.member)) {
+      s.params.*(*m) = env_tokens(k.env.c_str(), v);
+    } else if (std::holds_alternative<std::optional<PruningMode> PolicyParams::*>(k.member)) {
+      auto mode = pruning_mode_from_name(v);
+      if (!mode)
+        fail("environment variable ", k.env, "='", v, "' is not a pruning mode (", pruning_mode_names(), ")");
+      s.params.mode = *mode;
+    }
   }
+  if (const char* v = env("TRIATTN_RUNTIME_SPARSE_STATS_PATH"); v && !flag_given("--stats")) s.stats_path = v;
 }
 
 }  // namespace triattn::cli

@@ -11,12 +11,9 @@ namespace triattn::cli {
 // Sets each knob from its variable unless its flag was given (flag_given("--kv-budget")):
 // a flag overrides the variable, so a malformed variable whose flag was given is ignored.
 // Nothing is read for the full policy, which uses none of these knobs. A variable that is
-// read and malformed or out of range raises Error naming it.
-//   TRIATTN_RUNTIME_KV_BUDGET       --kv-budget
-//   TRIATTN_RUNTIME_DIVIDE_LENGTH   --divide-length
-//   TRIATTN_RUNTIME_WINDOW_SIZE     --window
-//   TRIATTN_RUNTIME_SPARSE_STATS_PATH  --stats
-//   TRIATTN_RUNTIME_PRUNING_MODE    --pruning-mode
+// read and malformed or out of range raises Error naming it. The budget knobs name their
+// variables (PolicyKnob::env: TRIATTN_RUNTIME_KV_BUDGET, _DIVIDE_LENGTH, _WINDOW_SIZE,
+// _PRUNING_MODE); TRIATTN_RUNTIME_SPARSE_STATS_PATH sets --stats.
 void apply_kv_environment(KvSettings& s, const std::function<bool(const char* flag)>& flag_given);
 
 }  // namespace triattn::cli

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "kv/budget_knobs.h"
 
 namespace triattn {
 
@@ -20,15 +21,9 @@ KeepRules keep_rules(const PolicyParams& params, const SequenceInfo& seq) {
 }
 
 void validate_budget_params(const PolicyParams& p) {
-  const auto check = [](const char* what, int64_t v, int64_t lo) {
-    if (v < lo || v > kMaxBudgetTokens)
-      fail(what, " must be between ", lo, " and ", kMaxBudgetTokens, " tokens, got ", v);
-  };
-  check("KV budget (--kv-budget)", p.budget, 1);
-  check("divide length (--divide-length)", p.divide_length, 1);
-  check("window (--window)", p.window, 0);
+  for (const PolicyKnob& k : budget_knobs())  // each range, in the knobs' order
+    if (k.check) k.check(p, "");
   const int64_t sink = p.sink.value_or(0);
-  check("sink (--sink)", sink, 0);
   if (sink >= p.budget)
     fail("sink (--sink) ", sink, " must be smaller than the KV budget (--kv-budget) ", p.budget,
          ": sink tokens are always kept, so the budget would have no room left to select");

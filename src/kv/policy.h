@@ -4,10 +4,12 @@
 // per-sequence observations). A policy declares what it needs observed; the engine collects
 // only that, so TriAttention pays nothing for H2O's bookkeeping.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -40,20 +42,20 @@ struct PolicyParams {
   int64_t budget = 2048;         // B: tokens kept per (layer, KV head) after a pruning event
   int64_t divide_length = 128;   // β: prune when the cache would exceed B + β
   int64_t window = 128;          // W: most recent tokens always kept (clamped to B-1)
-  // S: first tokens always kept. Unset: the policy's default (PolicyInfo::default_sink:
+  // S: first tokens always kept. Unset: the policy's default (PolicyDescription::default_sink:
   // 4 for streaming, 0 for the others); make_kv_policy fills it in.
   std::optional<int64_t> sink;
   bool protect_prompt = false;   // keep every prompt token
-  // Which streams share a keep set. Unset: the policy's default (PolicyInfo::default_mode:
+  // Which streams share a keep set. Unset: the policy's default (PolicyDescription::default_mode:
   // per_head for triattention, per_layer_per_head for the baselines, as published).
   std::optional<PruningMode> mode;
   int max_offset_log2 = 16;      // D = {1, 2, 4, ..., 2^max_offset_log2}
-  uint64_t seed = 0;             // random: the draw (same seed, same keep sets)
-  // The baselines' own knobs (PolicyInfo::params says which policy reads which).
-  int64_t obs_window = 32;       // snapkv, rkv: w, the last queries whose attention scores the cache
-  int64_t pool_kernel = 7;       // snapkv, rkv, triattention-split: max-pooling width over neighbouring candidates (odd)
-  double rkv_lambda = 0.1;       // rkv: λ in λ·importance − (1−λ)·redundancy
-  double rkv_threshold = 0.5;    // rkv: cosine similarity above which two keys count as redundant
+  // The policies' own knobs; each policy's PolicyDescription::params describes those it reads.
+  uint64_t seed = 0;
+  int64_t obs_window = 32;
+  int64_t pool_kernel = 7;
+  double rkv_lambda = 0.1;
+  double rkv_threshold = 0.5;
   std::shared_ptr<const HeadStats> stats;  // triattention, triattention-split
 
   // Same knobs (statistics compared by identity): two sequences may then share a cache
@@ -75,6 +77,7 @@ class KvPolicy {
  public:
   virtual ~KvPolicy() = default;
   virtual std::string_view name() const = 0;
+  // A built-in policy answers from its description (kv/policies/policy_base.h).
   virtual unsigned needs() const { return kNeedNothing; }
   // A copy carrying this instance's observations and state, for a sequence forked from this
   // one (the choices of an `n` > 1 request share one prefill). Every built-in policy has one;
@@ -102,34 +105,60 @@ class KvPolicy {
   virtual void observe_query(int layer, int q_head, int32_t pos, const float* q_rotated) {}
 };
 
-// One knob of a policy beyond the shared budget rules, as `triattn policies` and --help show it.
-struct PolicyParamInfo {
-  std::string flag;           // "--obs-window"
-  std::string default_value;  // "32"
-  std::string description;
+// Where a knob's value lives in PolicyParams; its type says how a flag or a request field
+// reads it (a count, an optional count, a real, a seed, a switch, a pruning mode).
+using PolicyKnobMember =
+    std::variant<int64_t PolicyParams::*, std::optional<int64_t> PolicyParams::*, double PolicyParams::*,
+                 uint64_t PolicyParams::*, bool PolicyParams::*, std::optional<PruningMode> PolicyParams::*>;
+
+// One knob of PolicyParams, described once: the CLI flag and its --help, the server's request
+// field, `triattn policies` and the check that make_kv_policy runs all come from here.
+struct PolicyKnob {
+  std::string flag;           // "--obs-window"; the request field is the same name (knob_field)
+  std::string default_value;  // "32", as PolicyParams{} holds it (sink, mode: per policy)
+  std::string description;    // what it is, one line
+  PolicyKnobMember member;
+  int64_t min = 0, max = 0;           // accepted range of a count or seed
+  double min_real = 0, max_real = 0;  // accepted range of a real
+  std::string env;                    // the TRIATTN_RUNTIME_* variable that sets it, if any
+  // Throws Error naming the flag (and `policy`, where several read it) for a value out of range.
+  std::function<void(const PolicyParams&, std::string_view policy)> check;
 };
 
-struct PolicyInfo {
+// The request field of a knob: its flag without the dashes, '-' as '_' ("obs_window").
+std::string knob_field(const PolicyKnob& knob);
+
+// A policy described in its own file (kv/policies/<name>.cpp); the registry lists them.
+struct PolicyDescription {
+  using Factory = std::unique_ptr<KvPolicy> (*)(const PolicyParams&, const AttentionGeometry&);
   std::string name;
   std::string description;
   bool needs_stats = false;
   bool prunes = false;  // takes the budget knobs (B, β, W, S), checked before anything else
-  unsigned needs = kNeedNothing;  // what the forward pass reports to it (= KvPolicy::needs())
+  unsigned needs = kNeedNothing;  // what the forward pass reports to it (its instances' needs())
   // The pruning mode used when PolicyParams::mode is unset; meaningless when !mode_applies.
   PruningMode default_mode = PruningMode::PerLayerPerHead;
   // False where --pruning-mode changes nothing (full never evicts; streaming keeps the same
   // positions in every stream whatever the mode).
   bool mode_applies = true;
-  int64_t default_sink = 0;             // S when PolicyParams::sink is unset
-  std::vector<PolicyParamInfo> params;  // its own knobs (the shared ones: kv_shared_params())
+  int64_t default_sink = 0;         // S when PolicyParams::sink is unset
+  std::vector<PolicyKnob> params;  // its own knobs, checked in order (shared ones: kv_shared_params())
+  Factory make = nullptr;          // receives resolved, validated parameters
 };
+// The name the registry's callers know it by.
+using PolicyInfo = PolicyDescription;
 
-const std::vector<PolicyInfo>& kv_policy_list();
+const std::vector<PolicyDescription>& kv_policy_list();
 // Null when no policy has this name.
-const PolicyInfo* find_kv_policy(std::string_view name);
+const PolicyDescription* find_kv_policy(std::string_view name);
 // The budget rules every pruning policy shares (--kv-budget, --divide-length, --window,
-// --sink, --protect-prompt, --pruning-mode), with the defaults of PolicyParams{}.
-const std::vector<PolicyParamInfo>& kv_shared_params();
+// --sink, --protect-prompt, --pruning-mode), with the defaults of PolicyParams{} (sink and
+// mode: the common one, then each policy's own).
+const std::vector<PolicyKnob>& kv_shared_params();
+// The policies' own knobs, each once (several policies may read one), in registry order.
+const std::vector<PolicyKnob>& kv_policy_knobs();
+// The policies that read a knob of kv_policy_knobs(), as "snapkv, rkv".
+std::string kv_knob_readers(const PolicyKnob& knob);
 // `params` with the policy's defaults filled in where unset (sink, mode), so that sink and
 // mode have values. Throws Error for an unknown name (as make_kv_policy).
 PolicyParams resolve_policy_params(const std::string& name, const PolicyParams& params);
@@ -140,7 +169,7 @@ std::unique_ptr<KvPolicy> make_kv_policy(const std::string& name, const PolicyPa
                                          const AttentionGeometry& geometry);
 std::optional<PruningMode> pruning_mode_from_name(std::string_view name);
 std::string_view pruning_mode_name(PruningMode mode);
-// "default" when unset (each policy's own, PolicyInfo::default_mode).
+// "default" when unset (each policy's own, PolicyDescription::default_mode).
 std::string_view pruning_mode_name(std::optional<PruningMode> mode);
 // "per_head, per_layer_per_head, per_layer, global" (for help texts and error messages).
 std::string pruning_mode_names();

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <variant>
 
 #include "core/error.h"
 #include "kv/keep_set.h"
+#include "kv/policy.h"
 #include "server/api_error.h"
 
 namespace triattn::server {
@@ -171,23 +173,46 @@ void refuse_unsupported(const json& body) {
     refuse("suffix", "suffix (fill-in-the-middle)");
 }
 
+// Reads one knob's request field (knob_field: "kv_budget", "obs_window", ...) by the type of
+// its member, with the knob's range.
+struct KnobField {
+  const json& body;
+  const PolicyKnob& knob;
+  PolicyParams& params;
+  std::string name = knob_field(knob);
+
+  void operator()(int64_t PolicyParams::*m) const {
+    params.*m = integer(body, name.c_str(), params.*m, knob.min, knob.max);
+  }
+  void operator()(uint64_t PolicyParams::*m) const {
+    params.*m = static_cast<uint64_t>(integer(body, name.c_str(), static_cast<int64_t>(params.*m), knob.min, knob.max));
+  }
+  // Absent: the server's, else the policy's.
+  void operator()(std::optional<int64_t> PolicyParams::*m) const {
+    if (field(body, name.c_str())) params.*m = integer(body, name.c_str(), 0, knob.min, knob.max);
+  }
+  void operator()(double PolicyParams::*m) const {
+    params.*m = number(body, name.c_str(), params.*m, knob.min_real, knob.max_real);
+  }
+  void operator()(bool PolicyParams::*m) const { params.*m = boolean(body, name.c_str(), params.*m); }
+  void operator()(std::optional<PruningMode> PolicyParams::*m) const {
+    if (const json* v = field(body, name.c_str())) {
+      if (!v->is_string()) bad(name, "must be a string");
+      auto mode = pruning_mode_from_name(v->get<std::string>());
+      if (!mode) bad(name, "must be one of " + pruning_mode_names());
+      params.*m = *mode;
+    }
+  }
+};
+
 void apply_kv_fields(const json& body, KvSettings& kv) {
   if (const json* v = field(body, "kv_policy")) {
     if (!v->is_string()) bad("kv_policy", "must be a string");
     kv.policy = v->get<std::string>();
   }
-  const int64_t max = kMaxBudgetTokens;
-  kv.params.budget = integer(body, "kv_budget", kv.params.budget, 1, max);
-  kv.params.divide_length = integer(body, "divide_length", kv.params.divide_length, 1, max);
-  kv.params.window = integer(body, "window", kv.params.window, 0, max);
-  if (field(body, "sink")) kv.params.sink = integer(body, "sink", 0, 0, max);  // absent: the server's, else the policy's
-  kv.params.protect_prompt = boolean(body, "protect_prompt", kv.params.protect_prompt);
-  if (const json* v = field(body, "pruning_mode")) {
-    if (!v->is_string()) bad("pruning_mode", "must be a string");
-    auto mode = pruning_mode_from_name(v->get<std::string>());
-    if (!mode) bad("pruning_mode", "must be one of " + pruning_mode_names());
-    kv.params.mode = *mode;
-  }
+  // The budget rules, then the policies' own knobs (a policy checks the finer rules, e.g. odd).
+  for (const PolicyKnob& k : kv_shared_params()) std::visit(KnobField{body, k, kv.params}, k.member);
+  for (const PolicyKnob& k : kv_policy_knobs()) std::visit(KnobField{body, k, kv.params}, k.member);
 }
 
 }  // namespace

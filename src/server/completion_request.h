@@ -2,10 +2,11 @@
 // The body of POST /v1/completions and /v1/chat/completions, checked field by field (type
 // and range, each error naming the field) and turned into what the engine runs: prompt ids,
 // sampling parameters, generation options and the request's KV settings (the server's
-// defaults overridden by kv_policy, kv_budget, divide_length, window, sink, protect_prompt,
-// pruning_mode). Fields of the API that the server does not implement (tools, response
-// formats other than text, logit_bias, best_of, suffix) are refused by name; fields it does
-// not know at all are ignored, as OpenAI clients send extras of their own.
+// defaults overridden by kv_policy and a field per KV knob: kv_budget, divide_length, window,
+// sink, protect_prompt, pruning_mode and the policies' own, obs_window, ...). Fields of the
+// API that the server does not implement (tools, response formats other than text,
+// logit_bias, best_of, suffix) are refused by name; fields it does not know at all are
+// ignored, as OpenAI clients send extras of their own.
 #include <cstdint>
 #include <string>
 #include <vector>

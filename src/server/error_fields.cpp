@@ -1,21 +1,21 @@
 #include "server/error_fields.h"
 
+#include "kv/policy.h"
+
 namespace triattn::server {
 
 std::string kv_error_field(std::string_view message) {
-  static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
-      {"--kv-budget", "kv_budget"}, {"--divide-length", "divide_length"}, {"--window", "window"},
-      {"--sink", "sink"},           {"--protect-prompt", "protect_prompt"}, {"--pruning-mode", "pruning_mode"}};
   size_t best = std::string_view::npos;
-  std::string_view field = "kv_policy";
-  for (const auto& [flag, name] : kFlags) {
-    const size_t at = message.find(flag);
-    if (at < best) {
-      best = at;
-      field = name;
+  std::string field = "kv_policy";
+  for (const auto* knobs : {&kv_shared_params(), &kv_policy_knobs()})
+    for (const PolicyKnob& k : *knobs) {
+      const size_t at = message.find(k.flag);
+      if (at < best) {
+        best = at;
+        field = knob_field(k);
+      }
     }
-  }
-  return std::string(field);
+  return field;
 }
 
 std::string submit_error_field(std::string_view message, bool chat) {

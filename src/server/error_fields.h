@@ -1,7 +1,8 @@
 #pragma once
 // The request field an engine error is about, for the "param" of a 400 reply. The KV
 // settings are checked by the policy registry that the command line shares, so their
-// messages name flags (--kv-budget, --sink, ...): the first flag named maps to its body field.
+// messages name flags (--kv-budget, --sink, ...): the first flag named maps to its body field
+// (knob_field).
 // The scheduler's refusals are about n or the prompt.
 #include <string>
 #include <string_view>

@@ -135,6 +135,10 @@ TEST_F(ServerTest, BadRequestsGetOpenAiErrors) {
       {{{"prompt", "x"}, {"echo", true}, {"logprobs", 1}, {"stream", true}}, "echo"},
       {{{"prompt", "x"}, {"kv_budget", 0}}, "kv_budget"},
       {{{"prompt", "x"}, {"pruning_mode", "sideways"}}, "pruning_mode"},
+      // The policies' own knobs are request fields too, named after their flags.
+      {{{"prompt", "x"}, {"kv_policy", "snapkv"}, {"obs_window", 0}}, "obs_window"},
+      {{{"prompt", "x"}, {"kv_policy", "snapkv"}, {"pool_kernel", 4}}, "pool_kernel"},
+      {{{"prompt", "x"}, {"kv_policy", "rkv"}, {"rkv_lambda", 1.5}}, "rkv_lambda"},
       {{{"prompt", 7}}, "prompt"},
       {json::object(), "prompt"},
   };

@@ -1,14 +1,12 @@
 // Full attention: the cache keeps every token (the quality reference, DESIGN §1 "Baselines").
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 
 namespace triattn {
 namespace {
 
-class FullPolicy final : public KvPolicy {
+class FullPolicy final : public PolicyBase<FullPolicy, KvPolicy, describe_full> {
  public:
-  // A forked sequence (n > 1) continues with this instance's observations and state.
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<FullPolicy>(*this); }
-  std::string_view name() const override { return "full"; }
   std::optional<KeepPlan> plan_before_append(const KvCache&, int64_t, const SequenceInfo&, ThreadPool*) override {
     return std::nullopt;
   }
@@ -16,8 +14,18 @@ class FullPolicy final : public KvPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_full_policy(const PolicyParams&, const AttentionGeometry&) {
-  return std::make_unique<FullPolicy>();
+const PolicyDescription& describe_full() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "full";
+    i.description = "full attention: never evicts (reference quality, unbounded memory)";
+    i.mode_applies = false;
+    i.make = [](const PolicyParams&, const AttentionGeometry&) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<FullPolicy>();
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn

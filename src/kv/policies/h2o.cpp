@@ -11,24 +11,20 @@
 // received none.
 #include "core/error.h"
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 #include "kv/policies/scored_policy.h"
 
 namespace triattn {
 namespace {
 
-class H2OPolicy final : public ScoredPolicy {
+class H2OPolicy final : public PolicyBase<H2OPolicy, ScoredPolicy, describe_h2o> {
  public:
-  // A forked sequence (n > 1) continues with this instance's observations and state.
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<H2OPolicy>(*this); }
   H2OPolicy(const PolicyParams& params, const AttentionGeometry& g)
-      : ScoredPolicy(params),
+      : PolicyBase(params),
         n_kv_heads_(g.n_kv_heads),
         group_(g.n_kv_heads > 0 ? g.n_heads / g.n_kv_heads : 1),
         acc_(static_cast<size_t>(g.n_layers) * g.n_kv_heads),
         layer_window_(g.layer_window) {}
-
-  std::string_view name() const override { return "h2o"; }
-  unsigned needs() const override { return kNeedAttention; }
 
   void observe_attention(int layer, int q_head, const float* weights, int64_t n_keys) override {
     // A sliding-window layer is trimmed by the forward pass and never pruned: nothing to rank.
@@ -74,8 +70,21 @@ class H2OPolicy final : public ScoredPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_h2o_policy(const PolicyParams& params, const AttentionGeometry& geometry) {
-  return std::make_unique<H2OPolicy>(params, geometry);
+const PolicyDescription& describe_h2o() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "h2o";
+    i.description =
+        "H2O: keeps the heavy hitters, the keys with the most attention accumulated since they entered "
+        "(summed over the query heads of their group)";
+    i.prunes = true;
+    i.needs = kNeedAttention;
+    i.make = [](const PolicyParams& p, const AttentionGeometry& g) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<H2OPolicy>(p, g);
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn

@@ -5,18 +5,16 @@
 #include <cmath>
 
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 #include "kv/policies/recent_queries.h"
 #include "kv/policies/scored_policy.h"
 
 namespace triattn {
 namespace {
 
-class KNormPolicy final : public ScoredPolicy {
+class KNormPolicy final : public PolicyBase<KNormPolicy, ScoredPolicy, describe_knorm> {
  public:
-  // A forked sequence (n > 1) continues with this instance's observations and state.
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<KNormPolicy>(*this); }
-  using ScoredPolicy::ScoredPolicy;
-  std::string_view name() const override { return "knorm"; }
+  using PolicyBase::PolicyBase;
 
  protected:
   void score_stream(const KvCache& cache, int layer, int kv_head, const StreamSplit& split, float* scores,
@@ -34,8 +32,18 @@ class KNormPolicy final : public ScoredPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_knorm_policy(const PolicyParams& params, const AttentionGeometry&) {
-  return std::make_unique<KNormPolicy>(params);
+const PolicyDescription& describe_knorm() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "knorm";
+    i.description = "KNorm: keeps the keys with the smallest L2 norm";
+    i.prunes = true;
+    i.make = [](const PolicyParams& p, const AttentionGeometry&) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<KNormPolicy>(p);
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn

@@ -3,8 +3,12 @@
 // the token's position, so a run is reproducible and each event draws afresh. Scores are
 // u = (splitmix64 chain of (seed, p, layer, kv_head, position) >> 40) / 2^24, exact floats,
 // which the numpy reference (tests/reference/policies_ref.py) recomputes bit for bit.
+#include <limits>
+
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 #include "kv/policies/scored_policy.h"
+#include "kv/policy_knob.h"
 
 namespace triattn {
 namespace {
@@ -16,12 +20,9 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-class RandomPolicy final : public ScoredPolicy {
+class RandomPolicy final : public PolicyBase<RandomPolicy, ScoredPolicy, describe_random> {
  public:
-  // A forked sequence (n > 1) continues with this instance's observations and state.
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<RandomPolicy>(*this); }
-  using ScoredPolicy::ScoredPolicy;
-  std::string_view name() const override { return "random"; }
+  using PolicyBase::PolicyBase;
 
  protected:
   void begin_event(const KvCache& cache, int) override { p_ = cache.n_processed(); }
@@ -44,8 +45,20 @@ class RandomPolicy final : public ScoredPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_random_policy(const PolicyParams& params, const AttentionGeometry&) {
-  return std::make_unique<RandomPolicy>(params);
+const PolicyDescription& describe_random() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "random";
+    i.description = "random eviction, reproducible from --kv-seed (the floor every method must beat)";
+    i.prunes = true;
+    i.params = {count_knob("--kv-seed", &PolicyParams::seed, 0, std::numeric_limits<int64_t>::max(),
+                           "the seed of the draw")};
+    i.make = [](const PolicyParams& p, const AttentionGeometry&) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<RandomPolicy>(p);
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn

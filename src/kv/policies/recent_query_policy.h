@@ -1,7 +1,8 @@
 #pragma once
 // The base of the policies that score keys by the attention of the last queries (SnapKV, R-KV,
-// TOVA): it asks the forward pass for post-RoPE queries, keeps the last `capacity` of each
-// query head, and recomputes their attention over the cache at a pruning event.
+// TOVA): fed the post-RoPE queries their descriptions ask for (kNeedQueries), it keeps the
+// last `capacity` of each query head, and recomputes their attention over the cache at a
+// pruning event.
 #include "kv/policies/recent_queries.h"
 #include "kv/policies/scored_policy.h"
 
@@ -11,7 +12,6 @@ class RecentQueryPolicy : public ScoredPolicy {
  public:
   RecentQueryPolicy(const PolicyParams& params, const AttentionGeometry& geometry, int64_t capacity)
       : ScoredPolicy(params), queries_(geometry, capacity), scale_(attention_scale(geometry)) {}
-  unsigned needs() const final { return kNeedQueries; }
   void observe_query(int layer, int q_head, int32_t pos, const float* q) final { queries_.push(layer, q_head, pos, q); }
 
  protected:

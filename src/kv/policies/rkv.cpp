@@ -17,8 +17,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 #include "kv/policies/recent_query_policy.h"
+#include "kv/policies/shared_knobs.h"
+#include "kv/policy_knob.h"
 
 namespace triattn {
 namespace {
@@ -56,14 +60,30 @@ std::vector<double> redundancy(const KvCache& cache, int layer, int kv_head, dou
   return raw;
 }
 
-class RKvPolicy final : public RecentQueryPolicy {
- public:
-  // A forked sequence (n > 1) continues with this instance's observations and state.
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<RKvPolicy>(*this); }
-  RKvPolicy(const PolicyParams& params, const AttentionGeometry& g)
-      : RecentQueryPolicy(params, g, params.obs_window) {}
+PolicyKnob rkv_lambda_knob() {
+  PolicyKnob k = real_knob("--rkv-lambda", &PolicyParams::rkv_lambda, 0, 1,
+                           "lambda: the weight of importance against redundancy");
+  k.check = [](const PolicyParams& p, std::string_view) {
+    if (!std::isfinite(p.rkv_lambda) || p.rkv_lambda < 0 || p.rkv_lambda > 1)
+      fail("--rkv-lambda must be between 0 (redundancy only) and 1 (importance only), got ", real_text(p.rkv_lambda));
+  };
+  return k;
+}
 
-  std::string_view name() const override { return "rkv"; }
+PolicyKnob rkv_threshold_knob() {
+  PolicyKnob k = real_knob("--rkv-threshold", &PolicyParams::rkv_threshold, -1, 1,
+                           "cosine similarity above which two keys count as redundant");
+  k.check = [](const PolicyParams& p, std::string_view) {
+    if (!std::isfinite(p.rkv_threshold) || p.rkv_threshold < -1 || p.rkv_threshold > 1)
+      fail("--rkv-threshold is a cosine similarity: it must be between -1 and 1, got ", real_text(p.rkv_threshold));
+  };
+  return k;
+}
+
+class RKvPolicy final : public PolicyBase<RKvPolicy, RecentQueryPolicy, describe_rkv> {
+ public:
+  RKvPolicy(const PolicyParams& params, const AttentionGeometry& g)
+      : PolicyBase(params, g, params.obs_window) {}
 
  protected:
   void score_stream(const KvCache& cache, int layer, int kv_head, const StreamSplit& split, float* scores,
@@ -83,8 +103,22 @@ class RKvPolicy final : public RecentQueryPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_rkv_policy(const PolicyParams& params, const AttentionGeometry& geometry) {
-  return std::make_unique<RKvPolicy>(params, geometry);
+const PolicyDescription& describe_rkv() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "rkv";
+    i.description =
+        "R-KV: lambda * importance (SnapKV's, averaged) - (1 - lambda) * redundancy (keys' cosine similarity "
+        "to the other keys)";
+    i.prunes = true;
+    i.needs = kNeedQueries;
+    i.params = {obs_window_knob(), pool_kernel_knob(), rkv_lambda_knob(), rkv_threshold_knob()};
+    i.make = [](const PolicyParams& p, const AttentionGeometry& g) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<RKvPolicy>(p, g);
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn

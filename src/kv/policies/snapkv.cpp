@@ -8,19 +8,17 @@
 // w queries processed last. Chunks hold at most β tokens (max_append), so the recent queries
 // of a long prompt are those of its latest chunk; w > β simply reaches into earlier chunks.
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 #include "kv/policies/recent_query_policy.h"
+#include "kv/policies/shared_knobs.h"
 
 namespace triattn {
 namespace {
 
-class SnapKvPolicy final : public RecentQueryPolicy {
+class SnapKvPolicy final : public PolicyBase<SnapKvPolicy, RecentQueryPolicy, describe_snapkv> {
  public:
-  // A forked sequence (n > 1) continues with this instance's observations and state.
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<SnapKvPolicy>(*this); }
   SnapKvPolicy(const PolicyParams& params, const AttentionGeometry& g)
-      : RecentQueryPolicy(params, g, params.obs_window) {}
-
-  std::string_view name() const override { return "snapkv"; }
+      : PolicyBase(params, g, params.obs_window) {}
 
  protected:
   void score_stream(const KvCache& cache, int layer, int kv_head, const StreamSplit& split, float* scores,
@@ -33,8 +31,22 @@ class SnapKvPolicy final : public RecentQueryPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_snapkv_policy(const PolicyParams& params, const AttentionGeometry& geometry) {
-  return std::make_unique<SnapKvPolicy>(params, geometry);
+const PolicyDescription& describe_snapkv() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "snapkv";
+    i.description =
+        "SnapKV: keeps the keys the last w queries attend to, their weights summed, max-pooled over "
+        "neighbouring keys and summed over the group";
+    i.prunes = true;
+    i.needs = kNeedQueries;
+    i.params = {obs_window_knob(), pool_kernel_knob()};
+    i.make = [](const PolicyParams& p, const AttentionGeometry& g) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<SnapKvPolicy>(p, g);
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn

@@ -4,17 +4,15 @@
 // remaining slots go to the newest candidates, so the cache holds S sinks + the B − S most
 // recent tokens. Every stream holds the same positions, so the pruning mode changes nothing.
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 #include "kv/policies/scored_policy.h"
 
 namespace triattn {
 namespace {
 
-class StreamingPolicy final : public BudgetedPolicy {
+class StreamingPolicy final : public PolicyBase<StreamingPolicy, BudgetedPolicy, describe_streaming> {
  public:
-  // A forked sequence (n > 1) continues with this instance's observations and state.
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<StreamingPolicy>(*this); }
-  using BudgetedPolicy::BudgetedPolicy;
-  std::string_view name() const override { return "streaming"; }
+  using PolicyBase::PolicyBase;
 
   std::optional<KeepPlan> plan_before_append(const KvCache& cache, int64_t n_new, const SequenceInfo& seq,
                                              ThreadPool*) override {
@@ -34,8 +32,20 @@ class StreamingPolicy final : public BudgetedPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_streaming_policy(const PolicyParams& params, const AttentionGeometry&) {
-  return std::make_unique<StreamingPolicy>(params);
+const PolicyDescription& describe_streaming() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "streaming";
+    i.description = "StreamingLLM: the first S tokens (attention sinks, --sink) plus the most recent ones";
+    i.prunes = true;
+    i.mode_applies = false;
+    i.default_sink = 4;
+    i.make = [](const PolicyParams& p, const AttentionGeometry&) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<StreamingPolicy>(p);
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn

@@ -4,19 +4,16 @@
 // the latest prefill chunk); TOVA as published evicts one token per step, here the shared
 // B + β trigger cuts β at a time with the same score.
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 #include "kv/policies/recent_query_policy.h"
 
 namespace triattn {
 namespace {
 
-class TovaPolicy final : public RecentQueryPolicy {
+class TovaPolicy final : public PolicyBase<TovaPolicy, RecentQueryPolicy, describe_tova> {
  public:
-  // A forked sequence (n > 1) continues with this instance's observations and state.
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<TovaPolicy>(*this); }
   TovaPolicy(const PolicyParams& params, const AttentionGeometry& g)
-      : RecentQueryPolicy(params, g, /*capacity=*/1) {}
-
-  std::string_view name() const override { return "tova"; }
+      : PolicyBase(params, g, /*capacity=*/1) {}
 
  protected:
   void score_stream(const KvCache& cache, int layer, int kv_head, const StreamSplit& split, float* scores,
@@ -29,8 +26,19 @@ class TovaPolicy final : public RecentQueryPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_tova_policy(const PolicyParams& params, const AttentionGeometry& geometry) {
-  return std::make_unique<TovaPolicy>(params, geometry);
+const PolicyDescription& describe_tova() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "tova";
+    i.description = "TOVA: keeps the keys the current query attends to most (summed over the group)";
+    i.prunes = true;
+    i.needs = kNeedQueries;
+    i.make = [](const PolicyParams& p, const AttentionGeometry& g) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<TovaPolicy>(p, g);
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn

@@ -3,22 +3,18 @@
 // candidates and max-pooled over the GQA group; the shared rules (scored_policy.h) then
 // aggregate across the streams that share a keep set (pruning mode) and cut back to the
 // budget.
-#include "core/error.h"
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 #include "kv/policies/scored_policy.h"
 #include "kv/triattention_score.h"
 
 namespace triattn {
 namespace {
 
-class TriAttentionPolicy final : public ScoredPolicy {
+class TriAttentionPolicy final : public PolicyBase<TriAttentionPolicy, ScoredPolicy, describe_triattention> {
  public:
-  // A forked sequence (n > 1) continues with this instance's observations and state.
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<TriAttentionPolicy>(*this); }
   TriAttentionPolicy(const PolicyParams& params, const AttentionGeometry& geometry)
-      : ScoredPolicy(params), scorer_(params.stats, geometry, params.max_offset_log2) {}
-
-  std::string_view name() const override { return "triattention"; }
+      : PolicyBase(params), scorer_(params.stats, geometry, params.max_offset_log2) {}
 
  protected:
   void begin_event(const KvCache& cache, int n_threads) override {
@@ -42,12 +38,22 @@ class TriAttentionPolicy final : public ScoredPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_triattention_policy(const PolicyParams& params,
-                                                   const AttentionGeometry& geometry) {
-  if (!params.stats)
-    fail("KV policy 'triattention' needs calibration statistics: run `triattn calibrate -m MODEL "
-         "--input FILE -o STATS` once for this model, then pass --stats STATS");
-  return std::make_unique<TriAttentionPolicy>(params, geometry);
+const PolicyDescription& describe_triattention() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "triattention";
+    i.description =
+        "TriAttention: keeps the keys that calibrated query statistics predict future queries will attend "
+        "to (needs --stats)";
+    i.needs_stats = true;  // make_kv_policy refuses to build it without them
+    i.prunes = true;
+    i.default_mode = PruningMode::PerHead;  // as the official implementation
+    i.make = [](const PolicyParams& p, const AttentionGeometry& g) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<TriAttentionPolicy>(p, g);
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn

@@ -28,10 +28,11 @@
 #include <functional>
 #include <limits>
 
-#include "core/error.h"
 #include "kv/policies/policies.h"
+#include "kv/policies/policy_base.h"
 #include "kv/policies/recent_queries.h"
 #include "kv/policies/scored_policy.h"
+#include "kv/policies/shared_knobs.h"
 #include "kv/triattention_score.h"
 
 namespace triattn {
@@ -62,15 +63,13 @@ void keep_top(std::vector<double>& x, int64_t k) {
     if (v < cut) v = kNone;
 }
 
-class TriAttentionSplitPolicy final : public ScoredPolicy {
+class TriAttentionSplitPolicy final
+    : public PolicyBase<TriAttentionSplitPolicy, ScoredPolicy, describe_triattention_split> {
  public:
-  std::unique_ptr<KvPolicy> clone() const override { return std::make_unique<TriAttentionSplitPolicy>(*this); }
   TriAttentionSplitPolicy(const PolicyParams& params, const AttentionGeometry& geometry)
-      : ScoredPolicy(per_stream(params)),
+      : PolicyBase(per_stream(params)),
         paper_(params.stats, geometry, params.max_offset_log2, ScoreTerms::Both),
         spread_(params.stats, geometry, params.max_offset_log2, ScoreTerms::Spread) {}
-
-  std::string_view name() const override { return "triattention-split"; }
 
  protected:
   void begin_event(const KvCache& cache, int n_threads) override {
@@ -153,12 +152,24 @@ class TriAttentionSplitPolicy final : public ScoredPolicy {
 
 }  // namespace
 
-std::unique_ptr<KvPolicy> make_triattention_split_policy(const PolicyParams& params,
-                                                         const AttentionGeometry& geometry) {
-  if (!params.stats)
-    fail("KV policy 'triattention-split' needs calibration statistics: run `triattn calibrate -m MODEL "
-         "--input FILE -o STATS` once for this model, then pass --stats STATS");
-  return std::make_unique<TriAttentionSplitPolicy>(params, geometry);
+const PolicyDescription& describe_triattention_split() {
+  static const PolicyDescription d = [] {
+    PolicyDescription i;
+    i.name = "triattention-split";
+    i.description =
+        "TriAttention's ranking plus, per (layer, KV head), a rescue of the prompt's keys that a query "
+        "straying from the mean could single out (spread-term outliers, max-pooled, at most B/4): keeps what "
+        "a long prompt's question will ask for (needs --stats)";
+    i.needs_stats = true;  // make_kv_policy refuses to build it without them
+    i.prunes = true;
+    i.mode_applies = false;  // it shares the paper's ranking across layers itself, then selects per stream
+    i.params = {pool_kernel_knob()};
+    i.make = [](const PolicyParams& p, const AttentionGeometry& g) -> std::unique_ptr<KvPolicy> {
+      return std::make_unique<TriAttentionSplitPolicy>(p, g);
+    };
+    return i;
+  }();
+  return d;
 }
 
 }  // namespace triattn
