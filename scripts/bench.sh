@@ -73,7 +73,7 @@ for m in $models; do
   fi
 done
 
-# Tables (markdown), with the issue's targets computed from the same figures.
+# Tables (markdown), with the targets (docs/benchmarks.md) computed from the same figures.
 /usr/bin/python3 - "$dir/results" > "$dir/results/tables.md" <<'PY'
 import json, os, sys
 d = sys.argv[1]

@@ -11,8 +11,8 @@
 #   list     print the targets
 #   replay   run every target once over its regression inputs and seeds (no fuzzing)
 # Environment: TRIATTN_FUZZ_BUILD (build directory, default TRIATTN_ASAN_BUILD or build-asan/),
-# TRIATTN_FUZZ_RUNS (stop after this many executions instead of SECONDS; the issue's "1,000,000
-# executions or one hour" is TRIATTN_FUZZ_RUNS=1000000 scripts/fuzz.sh TARGET 3600),
+# TRIATTN_FUZZ_RUNS (stop after this many executions instead of SECONDS; a "1,000,000
+# executions or one hour" run is TRIATTN_FUZZ_RUNS=1000000 scripts/fuzz.sh TARGET 3600),
 # TRIATTN_FUZZ_NO_BUILD=1 (run the targets already built, e.g. while another run of this
 # script uses the build directory), TRIATTN_JOBS (build parallelism), TRIATTN_FUZZ_ARGS (more
 # libFuzzer flags).

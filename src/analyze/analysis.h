@@ -1,5 +1,5 @@
 #pragma once
-// Every figure of `triattn analyze` (issue 15), computed from per-head statistics (the
+// Every figure of `triattn analyze`, computed from per-head statistics (the
 // centres E q_f, E k_f and mean norms E|q_f|, E|k_f|) and the captured pre-RoPE vectors of the
 // input. Pure: no model, no files; run_analysis (analysis_run.h) feeds it, analysis_json.h,
 // figures.h and report_html.h present it.

@@ -1,8 +1,8 @@
 #pragma once
-// How concentrated one head's pre-RoPE vectors are around their mean (issue 15, DESIGN §1):
-// per band f the mean resultant length R_f = |E x_f| / E|x_f| (1: every token points the same
-// way, 0: no common direction), and three per-head summaries of it. These are what decide
-// whether TriAttention's trigonometric term can stand in for the query.
+// How concentrated one head's pre-RoPE vectors are around their mean (docs/design.md, The
+// algorithm): per band f the mean resultant length R_f = |E x_f| / E|x_f| (1: every token
+// points the same way, 0: no common direction), and three per-head summaries of it. These are
+// what decide whether TriAttention's trigonometric term can stand in for the query.
 #include <span>
 #include <vector>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Which frequency bands carry a query head's attention logits (issue 15): band f contributes
+// Which frequency bands carry a query head's attention logits: band f contributes
 // at most E|q_f|·E|k_f| to q·k, so ranking the bands by that product says which few bands
 // TriAttention's score really rests on, and how much of the score is the norm term.
 #include <span>

@@ -1,5 +1,5 @@
 #pragma once
-// The report's figures as standalone SVG documents (issue 15): R heat maps (layers × heads,
+// The report's figures as standalone SVG documents: R heat maps (layers × heads,
 // queries and keys), the histogram of r̄, and for each chosen head the predicted vs actual
 // logit-vs-distance curve and the dominant band's scatter, raw and after RoPE.
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
-// The report's verdict in words (issue 15: "says in words what they mean for TriAttention on
-// this model"): a few sentences from the figures, with the thresholds below stated in the
+// The report's verdict in words (what the figures mean for TriAttention on this model): a few
+// sentences from the figures, with the thresholds below stated in the
 // report, so that a reader who does not know the paper can act on it.
 #include <string>
 #include <vector>

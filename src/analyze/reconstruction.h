@@ -1,6 +1,6 @@
 #pragma once
 // How well TriAttention's trigonometric series predicts a query head's real attention logits
-// as a function of the query-key distance Δ (issue 15). For a query at position t and a key at
+// as a function of the query-key distance Δ. For a query at position t and a key at
 // t−Δ (same window), the actual logit is the post-RoPE dot product written in pre-RoPE bands,
 //   a(t, Δ) = Re Σ_f q_f(t)·conj(k_f(t−Δ))·e^{iω_f Δ},
 // and the series predicts, from the head's centres alone,

@@ -1,5 +1,5 @@
 #pragma once
-// Calibration statistics (DESIGN §1 "Calibration"): a forward observer that sums, per band,
+// Calibration statistics (docs/design.md, The algorithm): a forward observer that sums, per band,
 // the complex pre-RoPE query q_f and its modulus |q_f| for every (layer, query head), and the
 // same for keys per KV head. Sums are in double so long calibration texts lose nothing.
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
-// The calibration stats file (DESIGN §3): safetensors holding, f32 and band-indexed by
-// frequency ("half" pairing: band f = (x[f], x[f + d/2])),
+// The calibration stats file (docs/design.md, Contracts): safetensors holding, f32 and
+// band-indexed by frequency ("half" pairing: band f = (x[f], x[f + d/2])),
 //   q_mean_real, q_mean_imag, q_abs_mean, q_mrl   [n_layers, n_heads, d/2]
 //   k_mean_real, k_mean_imag, k_abs_mean, k_mrl   [n_layers, n_kv_heads, d/2]
 //   rope_freqs                                    [d/2]  (ω_f after scaling, for validation)

@@ -1,5 +1,5 @@
 #pragma once
-// Minimal read-only ZIP archive, enough for torch.save files (DESIGN §3: the official
+// Minimal read-only ZIP archive, enough for torch.save files (the official
 // TriAttention stats are a torch zip). torch writes every entry "stored" (no compression),
 // so only stored entries are read; anything else (deflate, encryption, split archives) is
 // refused with an Error naming the archive and the entry. CRC-32 is verified.

@@ -21,8 +21,8 @@ namespace {
 // Sums 64-bit words as kStreams interleaved streams (the range cut in kStreams parts read
 // side by side), each with a software prefetch ahead, so the loop is limited by memory, not
 // by the add chain or by how many misses one hardware-prefetched stream keeps in flight.
-// Measured on the 2-core EPYC VM (600 MB): one plain stream per thread 58 GB/s, four
-// prefetched streams 64 GB/s; the decode kernels read weights the same way (ops/x86_matmul.inl),
+// Four prefetched streams read faster than one plain stream per thread (docs/benchmarks.md,
+// "What the figures mean"); the decode kernels read weights the same way (ops/x86_matmul.inl),
 // so the probe must too or decode would look better than "the machine". SSE2 is part of
 // x86-64, so no run-time dispatch is needed.
 constexpr int kStreams = 4;

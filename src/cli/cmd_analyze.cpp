@@ -1,5 +1,5 @@
 // triattn analyze: how concentrated a model's pre-RoPE queries and keys are, and how well
-// TriAttention's trigonometric series predicts its attention over distance (issue 15), as
+// TriAttention's trigonometric series predicts its attention over distance, as
 // analysis.json + SVG figures + index.html; or, with --compare, how two calibrations of one
 // model differ in their query centres.
 #include <chrono>

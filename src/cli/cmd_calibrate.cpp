@@ -1,5 +1,5 @@
 // triattn calibrate: measure the per-head pre-RoPE query statistics TriAttention scores with
-// (DESIGN §1 "Calibration", §3 stats file). Runs once per model, offline.
+// (docs/design.md, The algorithm; the stats file: Contracts). Runs once per model, offline.
 #include <chrono>
 #include <cstdio>
 #include <fstream>

@@ -1,6 +1,6 @@
 #pragma once
 // The reference implementation's environment variables (TRIATTN_RUNTIME_*), read here and
-// nowhere else (library code never reads the environment, DESIGN §2).
+// nowhere else (library code never reads the environment; docs/design.md, Architecture).
 #include <functional>
 #include <string>
 

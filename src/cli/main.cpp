@@ -1,4 +1,4 @@
-// triattn: one binary, one subcommand per job (DESIGN §3).
+// triattn: one binary, one subcommand per job (docs/design.md, Contracts).
 #include <cstdio>
 #include <cstring>
 #include <filesystem>

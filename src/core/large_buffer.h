@@ -3,9 +3,8 @@
 // and other large buffers read at memory speed. From 2 MiB up it is 2 MiB aligned and, on
 // Linux, asks for transparent huge pages: decode streams the weights through several
 // prefetching streams per thread, and with 4 KiB pages every stream crosses a page (a TLB
-// miss, and a software prefetch that may be dropped) every 4 KiB. Measured on the 2-core EPYC
-// VM, Qwen3-0.6B Q8_0 repacked weights, decode at depth 0: 49-61 tok/s in 4 KiB pages,
-// 82-84 tok/s in huge pages (three alternating runs each, same binary).
+// miss, and a software prefetch that may be dropped) every 4 KiB (docs/benchmarks.md,
+// "Weights in huge pages").
 #include <cstddef>
 #include <cstdint>
 

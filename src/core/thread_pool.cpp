@@ -23,9 +23,8 @@ namespace {
 
 // How long a thread spins before sleeping: longer than the gaps between the parallel calls
 // of one decode step (a few microseconds of serial work), short enough that an idle pool
-// stops using CPU almost at once. Measured on a loaded 2-core VM (Qwen3-0.6B Q8_0 decode,
-// 2 threads): no spin 107-112 ms/token, 50 us 54-66, 200 us 64-80, 1 ms 76-153 — longer
-// spins take CPU from whichever thread the scheduler would run next.
+// stops using CPU almost at once; longer spins take CPU from whichever thread the scheduler
+// would run next (docs/benchmarks.md, "Thread pool").
 constexpr auto kSpin = std::chrono::microseconds(50);
 
 // Generations step by 2; the low bit says the job is dynamic, so a worker knows how to
@@ -106,9 +105,8 @@ void ThreadPool::work(int index) {
   // 1/(2·threads) of the whole (so a thread descheduled right after a claim holds up at most
   // that much), rounded down to the grain; ranges start large and shrink to one grain at the
   // end, where a thread that finishes early would otherwise wait for a large last range.
-  // Few claims matter: each restarts the decode kernels' prefetched weight streams. On the
-  // 2-core VM, 2 MB Q8_0x4 matrices read at 47-50 GB/s with claims of 1/(2·threads) of the
-  // rest, 54 with this rule, 53-57 with plain 1/threads (probe 59-64, best of 7 each).
+  // Few claims matter: each restarts the decode kernels' prefetched weight streams
+  // (docs/benchmarks.md, "Thread pool").
   const int64_t threads = n_threads_, cap = std::max<int64_t>(1, job_n_ / (2 * threads));
   int64_t b = next_.load();
   for (;;) {

@@ -61,9 +61,10 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable start_cv_, done_cv_;
 
-  // The fields below sit on cache lines by who writes them: on this VM a line moving between
-  // cores costs ~275 ns, and a parallel call is a chain of such moves, so each move should
-  // bring everything the next step needs and nothing another thread is about to write.
+  // The fields below sit on cache lines by who writes them: a line moving between cores costs
+  // hundreds of nanoseconds (docs/benchmarks.md, "Thread pool"), and a parallel call is a chain
+  // of such moves, so each move should bring everything the next step needs and nothing another
+  // thread is about to write.
   //
   // Written by the caller once per job: the job, then generation_ (release); read by workers
   // after they see the new generation (acquire). One line: the worker's spin on generation_

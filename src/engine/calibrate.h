@@ -1,5 +1,5 @@
 #pragma once
-// The calibration driver (DESIGN §1 "Calibration"): runs a model over a text and returns the
+// The calibration driver (docs/design.md, The algorithm): runs a model over a text and returns the
 // per-head statistics. The text is tokenized like a prompt (BOS when the model asks for it)
 // and run in windows of the model's context length, each window on a fresh KV cache from
 // position 0; every token of every window counts. Fewer than kMinCalibrationTokens tokens

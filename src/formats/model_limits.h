@@ -1,9 +1,9 @@
 #pragma once
-// Checks on what a model file holds that the format readers cannot make alone (issue 17):
-// non-finite values in weights. A flipped exponent bit makes a weight Inf or NaN; nothing
-// fails until NaN logits reach the sampler ("every logit is NaN"), far from the file. A
-// loader calls require_finite on the tensors it keeps, so the file and the tensor are named.
-// F32, F16 and BF16 values are scanned, and the f16 block scales of Q8_0 and Q4_0 (a
+// Checks on what a model file holds that the format readers cannot make alone
+// (docs/reliability.md): non-finite values in weights. A flipped exponent bit makes a weight
+// Inf or NaN; nothing fails until NaN logits reach the sampler ("every logit is NaN"), far from
+// the file. A loader calls require_finite on the tensors it keeps, so the file and the tensor
+// are named. F32, F16 and BF16 values are scanned, and the f16 block scales of Q8_0 and Q4_0 (a
 // non-finite scale poisons its whole block); other quantized types are left alone. One pass
 // over the bytes: about the cost of reading the tensor once.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The one keep-set selection every policy reuses (DESIGN §1 "Pruning"): protected tokens
+// The one keep-set selection every policy reuses (docs/design.md, The algorithm): protected tokens
 // (recent window, sinks, optionally the prompt) are kept unconditionally and the remaining
 // slots of the budget go to the best-scoring candidates. Policies differ only in how they
 // score candidates, so this is where the budget/window/tie rules live, once.
@@ -38,7 +38,7 @@ void validate_budget_params(const PolicyParams& params);
 int64_t effective_budget(const PolicyParams& params, const SequenceInfo& seq);
 
 // True when appending n_new tokens would take the largest stream past the effective budget
-// + β (DESIGN §1: the cache is cut back before that happens) and there is something to cut.
+// + β (the cache is cut back before that happens) and there is something to cut.
 bool prune_due(const KvCache& cache, int64_t n_new, const PolicyParams& params, const SequenceInfo& seq);
 
 // A stream's rows split into protected rows and eviction candidates (both increasing).
@@ -63,7 +63,7 @@ std::vector<int32_t> keep_most_recent(const StreamSplit& split, int64_t budget);
 // The stream's positions as a span (rows in token order).
 std::span<const int32_t> stream_positions(const KvCache& cache, int layer, int head);
 
-// The keep plan of one pruning event in `mode` (DESIGN §1 "Pruning modes"), from every
+// The keep plan of one pruning event in `mode` (docs/design.md, The algorithm), from every
 // stream's split and its candidates' scores (scores[s][i] belongs to splits[s].candidates[i],
 // stream s = cache.stream_index(l, h); higher keeps). Streams that share a keep set must hold
 // the same tokens (else Error naming `policy`); a shared candidate's score is

@@ -86,7 +86,8 @@ class KvCache {
   // sliding-window layer (model/forward.cpp) keeps only its window. Not a prune event.
   void drop_before(int layer, int32_t min_pos);
 
-  // Tokens fed through the model so far (p in DESIGN §1); the engine advances it.
+  // Tokens fed through the model so far (p in docs/design.md, The algorithm); the engine
+  // advances it.
   int64_t n_processed() const { return n_processed_; }
   void advance(int64_t n) { n_processed_ += n; }
 
@@ -98,18 +99,15 @@ class KvCache {
 
  private:
   // K and V rows in huge pages: full attention reads every row of every stream per token,
-  // and in 4 KiB pages each 4 KiB of rows is a TLB miss (a nested page walk in a VM).
-  // attend() over 28 x 8 streams, 2 threads, EPYC VM, medians of 7-9, 4 KiB against 2 MiB
-  // pages alternating in one process: 16384 keys 59.1 / 60.1 / 55.7 -> 66.2 / 65.0 / 62.2
-  // GB/s; 2176 keys (TriAttention's B + beta) 56.8 / 55.8 / 54.9 -> 63.0 / 62.5 / 63.5.
+  // and in 4 KiB pages each 4 KiB of rows is a TLB miss (a nested page walk in a VM); in huge
+  // pages attend() reads faster (docs/benchmarks.md, "KV rows in huge pages").
   // reserve() on an empty cache lays every stream out side by side in one arena; a stream
   // that outgrows its share, or was never reserved, gets rows of its own (LargeAllocator).
   // Streams under 2 MiB (a bounded policy's) get huge pages only in the arena. So do the
   // last rows of larger ones: an allocation of its own ends in a partial huge page, left in
   // 4 KiB pages, and a decode that appends there faults a page every 16 F16 rows of 128 in
-  // each of the 448 K and V buffers (Qwen3-0.6B Q8_0, depth 16384, 2 threads: the forward
-  // pass's serial rest 1.03 -> 0.68 ms a token and decode 23.43 -> 23.99 tok/s, medians of 6
-  // alternating rounds of bench --phases; the same RSS). Rows are found by offset, not
+  // each of the 448 K and V buffers (docs/benchmarks.md, "KV rows in huge pages"). Rows are
+  // found by offset, not
   // pointer, so the default copy of a cache is a valid cache.
   using Rows = std::vector<uint8_t, LargeAllocator<uint8_t>>;
   struct Stream {

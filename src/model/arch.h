@@ -1,9 +1,10 @@
 #pragma once
-// Architectures as data (DESIGN §2): one table entry per architecture with its names in GGUF
-// (general.architecture) and in config.json (model_type), its traits, and the names of its
-// tensors in both formats. The loaders, the model maker and `info` read names and traits
-// from here; the forward pass reads only ModelConfig. Adding an architecture is one entry in
-// arch.cpp plus, where its block differs, code in the forward pass.
+// Architectures as data (docs/design.md, Architectures as data): one table entry per
+// architecture with its names in GGUF (general.architecture) and in config.json (model_type),
+// its traits, and the names of its tensors in both formats. The loaders, the model maker and
+// `info` read names and traits from here; the forward pass reads only ModelConfig. Adding an
+// architecture is one entry in arch.cpp plus, where its block differs, code in the forward
+// pass.
 #include <span>
 #include <string>
 #include <string_view>

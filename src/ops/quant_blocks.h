@@ -118,7 +118,7 @@ struct BlockQ4_Kx8 {
 // activation bytes broadcast to every lane is one row's partial sum per lane, eight rows per
 // instruction; the eight scales convert to float in one instruction and the -8 offset is one
 // vector per token. (The Q4_0 row kernel unpacks each row's 16 bytes, and reduces and scales
-// each row and token on its own: prefill ran at 0.71x llama.cpp's, docs/benchmarks.md.)
+// each row and token on its own: prefill ran at 0.71x llama.cpp's, docs/benchmarks.md, Prefill.)
 // Group g starts at byte 8g * row_bytes(Q4_0, cols): the same total size as Q4_0.
 struct BlockQ4_0x8 {
   uint16_t d[8];  // f16, rows 0..7

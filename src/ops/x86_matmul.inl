@@ -181,8 +181,8 @@ struct Q4_0Kernel {
       const auto* a = reinterpret_cast<const ActQ8*>(x[t]);
       // The -8 offset of every quant is 8 x the activations' sum, taken off in int32 as the
       // sum from each of the 8 lanes (only their total counts; with VNNI the dot product
-      // starts from it) instead of a scalar float update per block. One thread, 256 rows of
-      // 1024 in cache: 14.9-16.6 -> 19.1-19.7 GB/s (AVX2 path: 12.8 -> 16.7).
+      // starts from it) instead of a scalar float update per block (faster in cache on both
+      // paths: docs/benchmarks.md, "K-quant and Q4_0 kernels").
 #if TRIATTN_X86_VNNI
       const __m256i p = _mm256_dpbusd_epi32(_mm256_set1_epi32(-a->sum), q, loadu256(a->qs));
 #else
@@ -219,9 +219,8 @@ struct K4Kernel {
   static constexpr bool kTail = false;
   // The mins term goes into the vector accumulator (one FMA), not into a scalar through a
   // horizontal sum per block. Instructions, not bytes, bound Q4_K decode: one thread in
-  // cache read 12.6-15.5 GB/s with the former 256-bit block (scalar scale unpacking, scales
-  // broadcast one by one, a horizontal sum per block), 21.8-22.1 with block256 below and
-  // 28.2-29.5 with block512, while one thread streams 38-39 GB/s from memory.
+  // cache reads below what it streams from memory (docs/benchmarks.md, "K-quant and Q4_0
+  // kernels").
   template <int T>
   static void block(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
 #if defined(__AVX512BW__)
@@ -366,8 +365,7 @@ struct Q6_KKernel {
   // are 64 consecutive ql bytes, their high bits one qh vector shifted by a different count
   // per half), four sub-block scales picked by one permute. In both widths the -32 offset is
   // subtracted from the int32 sums (a shift and a subtract), not by a horizontal sum per
-  // block. One thread in cache: 39-51 GB/s here, 24.6-27.9 with block256 (17.9-24.7 when
-  // block256 still summed the offset horizontally).
+  // block (docs/benchmarks.md, "K-quant and Q4_0 kernels").
   template <int T>
   [[gnu::always_inline]] static void block512(const uint8_t* w, const uint8_t* const* x, __m256* acc) {
     const auto* b = reinterpret_cast<const BlockQ6_K*>(w);
@@ -503,14 +501,12 @@ void tile(const MatmulJob& j, int64_t r0, int64_t t0) {
 
 // Matrix-vector (decode). kGemvStreams rows at once, taken from evenly spaced parts of the
 // range (rows r0+i, r0+p+i, r0+2p+i, ... for p = range/kGemvStreams), each with a software
-// prefetch kGemvPrefetch bytes ahead. Measured on this 2-core EPYC VM over 600 MB of Q8_0
-// rows of 1024 columns (2 threads, best of 7): one row at a time 40 GB/s, the same with a
-// prefetch 42, 4 adjacent rows 26, 4 spaced rows 42, 4 spaced rows with a 2 KB prefetch 51
-// (the plain read probe: 58; 1, 3 and 4 KB prefetches and 2, 6 or 8 streams were slower).
-// Several independent streams keep more cache-line misses in flight than the hardware
-// prefetcher does for one stream interleaved with compute.
-// Every row is accumulated the same way (gemv_lanes() interleaved block accumulators)
-// whichever stream carries it, so results do not depend on how rows are split over threads.
+// prefetch kGemvPrefetch bytes ahead (4 spaced streams with a 2 KB prefetch read best;
+// docs/benchmarks.md, "Decode streams and prefetch distances"). Several independent streams
+// keep more cache-line misses in flight than the hardware prefetcher does for one stream
+// interleaved with compute. Every row is accumulated the same way (gemv_lanes() interleaved
+// block accumulators) whichever stream carries it, so results do not depend on how rows are
+// split over threads.
 constexpr int kGemvStreams = 4;
 constexpr int kGemvPrefetch = 2048;
 
@@ -634,10 +630,8 @@ inline __m512 x4_pair_scales(const BlockQ8_0x4* b0, const BlockQ8_0x4* b1) {
 // activation broadcasts and its quant-sum correction are made once for all S pairs. With a
 // token's sums live only while it is summed, S = 2 and T = 8 fit in the 32 registers
 // (8 weight vectors, 16 accumulators, 2 sums, 2 scale vectors) and one pass over the weights
-// serves 8 tokens. Against the earlier form (one pair at a time, each token broadcast anew
-// for every pair; prefill tiles of 1 pair x 4 tokens, small batches 4 pairs x 4 tokens in
-// passes of 4), one thread, 1024 columns: 512 tokens 246-254 against 166-175 GMAC/s (weights
-// in L2), 8 and 16 tokens 246-255 against 196-205 (docs/benchmarks.md, "Batched decode").
+// serves 8 tokens. It beats the earlier form (one pair at a time, each token broadcast anew
+// for every pair) at 8, 16 and 512 tokens (docs/benchmarks.md, "Batched decode").
 // The helper is inlined by force: called out of line, the accumulators went through memory.
 template <int S, int T>
 [[gnu::always_inline]] inline void q8_0x4_block_pairs(const BlockQ8_0x4* const* b0, const BlockQ8_0x4* const* b1,
@@ -681,13 +675,9 @@ inline void store_x4_pair(__m512 acc, float* y) {
 }
 #endif
 
-// Decode's prefetch distance for the small interleaved blocks (Q8_0x4, Q4_0x8), measured in
-// the model (2-core EPYC VM, 2 threads, decode tok/s, medians of 10-12 runs alternating in
-// one process): Qwen3-0.6B Q8_0 2048 B 82.2 / 85.7 / 90.5, 1536 B 84.2 / 90.3 / 94.3;
-// Llama-3.2-1B Q8_0 46.6 / 48.9 vs 51.5 / 50.7. One thread over the 165 MB output matrix:
-// 31.9-32.8 vs 32.9-34.1 GB/s (plain 4-stream read of the same bytes: 34.9 / 37.4). 1024 B
-// and 1280 B land between; 4096 B loses 13%. The row kernels (F16, K-quants) measured the
-// same at 1536 and 2048.
+// Decode's prefetch distance for the small interleaved blocks (Q8_0x4, Q4_0x8): 1536 B decoded
+// faster than 2048 B, 4096 B slower; the row kernels (F16, K-quants) measured the same at 1536
+// and 2048 (docs/benchmarks.md, "Decode streams and prefetch distances").
 constexpr int kGemvPrefetchX4 = 1536;
 
 // The layout as the group driver below sees it (see there).
@@ -764,16 +754,9 @@ void tile_float512(const MatmulJob& j, int64_t r0, int64_t t0) {
 // Tile: 6 rows x 4 tokens (24 accumulators, 4 activation vectors and a weight vector of the
 // 32 registers), not the 4 x 4 of the integer kernels. Within a token block the activations
 // come from L2 and the tile's rows from L1, so activation traffic per FMA is 64/R bytes.
-// Qwen3-0.6B F16 pp512 on the Ice Lake VM, alternating in one sitting, three rounds: 4x4
-// 97.7 / 104.5 / 117.4 tok/s, 6x4 104.8 / 139.9 / 125.4, 5x5 108.3 / 121.6 / 123.8, 8x3
-// 110.8 / 104.6 / 101.3. F32 weights ran no faster than F16 at 4x4 or 6x4, so the f16
-// conversions are not the limit; passes over 1024-column slices (the tile's rows kept in L1
-// for ffn_down's 3072-8192 columns) gained nothing either (Qwen3 117.9 / 120.1 / 118.4 against
-// 119.9 / 119.4 / 126.0, Llama-3.2-1B 65.2 / 67.1 / 53.1 against 72.1 / 66.1 / 60.8).
-// Widening a tile's F16 rows to f32 once per token block, so that the inner loop has no
-// conversions, measured slower twice: whole rows 78 against 90 tok/s (4x4; the f32 rows
-// double the tile's L1 footprint), and 512-column passes of 6 f32 rows (12 KiB) 112 / 109 /
-// 127 against 125 / 107 / 134 on Qwen3-0.6B, 53 / 67 / 57 against 76 / 79 / 75 on Llama-3.2-1B.
+// 6x4 prefilled fastest of 4x4, 5x5, 6x4 and 8x3; F32 weights, 1024-column passes and rows
+// widened to f32 per token block gained nothing or lost (docs/benchmarks.md, "Prefill tiles"
+// and "What was tried and did not help").
 template <class W>
 struct Float512Units {
   static constexpr int kRows = 1, kTile = 6, kTokens = kTileTokens;
@@ -817,9 +800,8 @@ inline void prefetch_block(const typename G::Block* block) {
 }
 
 // Small batches of a layout with G::kFarPrefetch > 0 also prefetch that far ahead into L2:
-// past one token tile a stream is paced by compute, and one thread's T0 prefetches
-// 1.5 KB ahead (the misses L1 can keep in flight) brought in ~16 GB/s, where batch 1
-// streams ~27; the computing and the waiting then add up instead of overlapping. Measured
+// past one token tile a stream is paced by compute, and T0 prefetches 1.5 KB ahead alone
+// leave the computing and the waiting to add up instead of overlapping. Measured
 // for Q8_0x4 (docs/benchmarks.md, "Batched decode"); the 4-bit layouts, bound by their
 // unpacking at 8 tokens, did not gain and keep one distance.
 template <class G>
@@ -945,8 +927,7 @@ struct RowUnits {
 // Layouts with 512-bit kernels (G::block_pair / store_pair: two groups side by side) use them
 // for prefill tiles of two groups where AVX-512 exists; decode and a range's odd last group
 // keep the 256-bit ones. Each byte dot product then covers twice the rows for the same
-// activation broadcast: pp512 gains of 13-41% by layout (docs/benchmarks.md, "Prefill
-// against llama.cpp").
+// activation broadcast (docs/benchmarks.md, "Prefill tiles").
 template <class G>
 constexpr bool kHasPair =
 #if defined(__AVX512BW__)
@@ -956,8 +937,8 @@ constexpr bool kHasPair =
 #endif
 
 // Layouts with block_pairs (Q8_0x4) take prefill tiles of G::kPairStreams pairs by
-// G::kPairTokens tokens (2 x 8: pp512 +28% on Qwen3-0.6B Q8_0), and their small batches in one
-// pass of that many tokens over that many pair streams (4 groups, as many streams as the
+// G::kPairTokens tokens (2 x 8; docs/benchmarks.md, "Batched decode"), and their small batches
+// in one pass of that many tokens over that many pair streams (4 groups, as many streams as the
 // 256-bit path) where 4 pair streams took passes of 4 (docs/benchmarks.md, "Batched decode").
 // What a layout without block_pairs takes: kGemvStreams pair streams, kTileTokens tokens.
 template <class G>
@@ -1105,10 +1086,8 @@ void matmul_units(const MatmulJob& j, int64_t r0, int64_t r1) {
     // Each stream prefetches U::kLead bytes ahead of the block it reads, so a range's first
     // kLead bytes per stream would arrive one demand miss after another: bring them in
     // together first. A range is a claim of the thread pool, several per call and a few
-    // hundred calls per token. Qwen3-0.6B Q8_0, every matrix of a token in decode order
-    // (141 calls, 2 threads), alternating in one process: +0.5-5% in 7 of 8 rounds, 70.4 /
-    // 71.8 / 68.0 / 71.0 against 69.5 / 69.8 / 65.6 / 68.7 GB/s (probe 77-82); the whole
-    // decode could not tell it from the VM's noise (docs/benchmarks.md, seventeenth session).
+    // hundred calls per token. A token's matrices in decode order read a few percent faster
+    // (docs/benchmarks.md, "Decode streams and prefetch distances").
     // (Past a share shorter than kLead this reaches into the next one, as the streams' own
     // prefetches run past their ends.)
     if (part > 0) {

@@ -5,9 +5,8 @@
 // Per block column and token the 16 rows take 8 vpdpbusd (each chunk of 4 quants of all rows
 // against the token's 4 activation bytes broadcast), then one conversion, one scale product
 // and one FMA. Q8_0x4's 512-bit kernel takes the same 8 dot products for 16 rows but two of
-// each of the others, 8-byte broadcasts and the lane-pair sums at the end; on the Zen 5 VM
-// its batch-8 product in L2 ran at 228-234 GMAC/s against 460 for vpdpbusd alone
-// (docs/benchmarks.md, "Batched decode").
+// each of the others, 8-byte broadcasts and the lane-pair sums at the end, and ran far below
+// what vpdpbusd alone issues (docs/benchmarks.md, "Batched decode").
 
 // Quants 4c..4c+3 of an activation block in every 32-bit lane.
 inline __m512i broadcast_chunk(const ActQ8* a, int c) {
@@ -40,9 +39,8 @@ inline void q8_0x16_streams(const MatmulJob& j, const int64_t* groups, int64_t t
     for (int s = 0; s < S; ++s) {
       const BlockQ8_0x16* block = w[s] + b;
       if constexpr (kPrefetch) {
-        // Non-temporal (prefetchnta): each weight is read once per token. Against prefetcht0,
-        // Qwen3-0.6B shape Q8_0, 2 threads, 8 alternating pairs of runs: decode at depth 0
-        // 91.8 -> 93.1 tok/s (medians; per pair +1%), at depth 16384 21.6 -> 22.9.
+        // Non-temporal (prefetchnta): each weight is read once per token; slightly faster
+        // than prefetcht0 (docs/benchmarks.md, "Decode streams and prefetch distances").
         prefetch_bytes<sizeof(BlockQ8_0x16), kGemvPrefetchX4, 0>(block);
         // Past one token tile, compute paces the streams: also bring blocks into L2 from far
         // ahead (as Q8_0x4's small batches, x86_matmul.inl kFarPrefetch).
@@ -113,15 +111,13 @@ inline void q8_0x16_streams(const MatmulJob& j, const int64_t* groups, int64_t t
     for (int t = 0; t < T; ++t) _mm512_storeu_ps(j.y + (t0 + t) * j.y_stride + 16 * groups[s], acc[s][t]);
 }
 
-// The unit driver's view (x86_matmul.inl, matmul_units): a unit is one group of 16 rows.
-// Decode takes kGemvStreams groups at once. Batches of up to a token tile (kTileTokens) take
-// kSmallStreams: bound by memory, they want more streams than decode's 4 (Qwen3-0.6B-shape
-// matrices out of cache, 2 threads, batch 2: 4 streams 94-108 GMAC/s against Q8_0x4's
-// 111-124, 6 streams 120 against 121, 8 streams 106; batch 4: 4 streams 159-172, 6 streams
-// 197, Q8_0x4 150-186). Larger batches (kBatchStreams, kBatchTokens) and prefill tiles (kTile
-// x kTokens) take two groups by eight tokens: 16 weight vectors and 16 accumulators, the most
-// the 32 registers hold with a token's sums and broadcasts (a few accumulators spill; one
-// group by 16 tokens ran slower in L2).
+// The unit driver's view (x86_matmul.inl, matmul_units): a unit is one group of 16 rows. Decode
+// takes kGemvStreams groups at once. Batches of up to a token tile (kTileTokens) take
+// kSmallStreams: bound by memory, they want more streams than decode's 4 (6 read best at
+// batches 2 and 4; docs/benchmarks.md, "Batched decode"). Larger batches (kBatchStreams,
+// kBatchTokens) and prefill tiles (kTile x kTokens) take two groups by eight tokens: 16 weight
+// vectors and 16 accumulators, the most the 32 registers hold with a token's sums and
+// broadcasts (a few accumulators spill; one group by 16 tokens ran slower in L2).
 struct Q8_0x16Units {
   static constexpr int kRows = 16, kTile = 2, kTokens = 8;
   static constexpr int kSmallStreams = 6, kBatchStreams = kTile, kBatchTokens = kTokens;

@@ -1,8 +1,9 @@
 #pragma once
 // triattn serve: an OpenAI-compatible HTTP server over the engine's scheduler. The HTTP layer
-// (server/http) reads, writes and times out connections on one event loop; a few worker
-// threads parse and queue requests; one inference thread owns the scheduler and runs its
-// steps (DESIGN §2, llama-server's shape). Every request carries its own KV settings.
+// (server/http) reads, writes and times out connections on one event loop; a few worker threads
+// parse and queue requests; one inference thread owns the scheduler and runs its steps
+// (docs/design.md, Architecture; llama-server's shape). Every request carries its own KV
+// settings.
 //
 //   POST /v1/completions, POST /v1/chat/completions (streaming as SSE, or not)
 //   GET  /v1/models, GET /v1/models/{id}, GET /health, GET /metrics (Prometheus text), GET /

@@ -1,4 +1,4 @@
-// Issue 15: `triattn analyze` end to end through the binary: the report folder on a real model
+// `triattn analyze` end to end through the binary: the report folder on a real model
 // (TinyStories-656K from ../shared; small --max-tokens to stay fast), --compare, and clear
 // errors for bad input (missing files, stats of another model, bad --heads, a file as -o,
 // too short an input). The numbers themselves are checked against numpy in

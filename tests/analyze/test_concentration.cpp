@@ -1,4 +1,4 @@
-// Issue 15: the per-head concentration figures (R_f, band-mean / weighted / top-band R, the
+// The per-head concentration figures (R_f, band-mean / weighted / top-band R, the
 // model summary) and the dominant-band ranking, on values worked out by hand.
 #include <gtest/gtest.h>
 

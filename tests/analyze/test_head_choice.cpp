@@ -1,4 +1,4 @@
-// Issue 15: --heads parsing (errors name the item and the model's shape) and the default
+// --heads parsing (errors name the item and the model's shape) and the default
 // choice of detailed heads.
 #include <gtest/gtest.h>
 

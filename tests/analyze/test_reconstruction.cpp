@@ -1,4 +1,4 @@
-// Issue 15: the capture of pre-RoPE vectors, the reconstruction correlation r̄ and the
+// The capture of pre-RoPE vectors, the reconstruction correlation r̄ and the
 // distance curves, on synthetic vectors whose answers are known.
 #include <gtest/gtest.h>
 

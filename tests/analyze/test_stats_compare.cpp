@@ -1,4 +1,4 @@
-// Issue 15: `analyze --compare`: the per-head difference of two calibrations' query centres,
+// `analyze --compare`: the per-head difference of two calibrations' query centres,
 // on statistics whose answer is known (a rotation of every centre by one angle), and the
 // refusal of statistics of different models.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Issue 15: the SVG writer escapes what it is given and writes a well-formed document; the
+// The SVG writer escapes what it is given and writes a well-formed document; the
 // axis helpers pick round ticks and map values into the pixel box.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Reference cycles through the pickle memo (issue 17): a in b and b in a would leak the
+// Reference cycles through the pickle memo (docs/reliability.md): a in b and b in a would leak the
 // shared_ptrs that hold them (LeakSanitizer reports it; tests/data/fuzz_regressions/fuzz_pickle
 // holds the same streams). The reader refuses to change a container once it is inside
 // another, which is what every cycle needs and what pickle's writers never do.

@@ -64,7 +64,8 @@ TEST(StatsFile, RoundTripKeepsEveryValueAndTheIdentity) {
   EXPECT_EQ(loaded->n_layers, 2);
   EXPECT_EQ(loaded->n_kv_heads, 4);
 
-  // The file itself: DESIGN §3 tensor names and shapes, metadata, and the derived R_f.
+  // The file itself: the tensor names (docs/design.md, Contracts) and shapes, metadata, and the
+  // derived R_f.
   auto f = SafetensorsFile::open(path);
   EXPECT_EQ(f->metadata().at("format"), "triattn-stats");
   EXPECT_EQ(f->metadata().at("format_version"), "2");

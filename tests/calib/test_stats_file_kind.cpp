@@ -1,4 +1,4 @@
-// Issue 12, item 3: --stats given a GGUF, a model directory, a model's own safetensors, a
+// --stats given a GGUF, a model directory, a model's own safetensors, a
 // text, an empty or truncated file is refused as "not a triattn stats file (it is ...)",
 // not with whatever the safetensors parser trips over first.
 #include <gtest/gtest.h>

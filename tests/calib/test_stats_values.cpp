@@ -1,4 +1,4 @@
-// Issue 12, item 1: NaN/inf anywhere in a stats file (not only q_abs_mean) is refused, in one
+// NaN/inf anywhere in a stats file (not only q_abs_mean) is refused, in one
 // place and by the same rules for our safetensors files, the official .pt and the writer;
 // the message names the file, the tensor and the first bad (layer, head, band).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The systematic corruption sweep (issue 17, docs/reliability.md): every truncation point and
+// The systematic corruption sweep (docs/reliability.md): every truncation point and
 // bit flip of the small shared model, statistics and tokenizer files, sampled so the test
 // stays fast: EVERY byte of each file's structural part (header, metadata, tensor table,
 // JSON) is flipped and cut at, and a fixed stride covers the rest (the weights). Each mutated

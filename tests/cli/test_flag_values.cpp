@@ -1,4 +1,4 @@
-// Every numeric flag of `generate` given every kind of hostile value (issue 17, README
+// Every numeric flag of `generate` given every kind of hostile value (README
 // "Limits on what input can cost"): negative, zero, just past 32 bits, past 64 bits, not a
 // number, infinite, empty, text. Each run must end quickly with exit 0 (a value in range),
 // 1 (a named error) or 2 (a parse error), never a crash, an abort or a hang (run_triattn stops

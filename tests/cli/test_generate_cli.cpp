@@ -1,5 +1,5 @@
-// `triattn generate` as a user runs it: the --json contract of DESIGN §3, TriAttention flags
-// and the TRIATTN_RUNTIME_* environment (flags win), and clear refusals.
+// `triattn generate` as a user runs it: the --json contract (docs/design.md, Contracts),
+// TriAttention flags and the TRIATTN_RUNTIME_* environment (flags win), and clear refusals.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // Bad input to `triattn generate` and its sibling commands: each is refused with a message
-// that names the problem (exit 1, never a crash, a hang or rc 0 with garbage). Issue 12's
-// items, by class: sampling parameters, thread counts, KV budget knobs and their
+// that names the problem (exit 1, never a crash, a hang or rc 0 with garbage). The
+// checks, by class: sampling parameters, thread counts, KV budget knobs and their
 // environment variables, token ids, what is not a regular file, an unwritable stdout,
 // repeated flags and the error prefix.
 #include <gtest/gtest.h>

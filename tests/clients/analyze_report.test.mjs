@@ -71,7 +71,8 @@ test("the report opens without errors and shows every figure", async () => {
     assert.ok(fs.existsSync(onDisk) && fs.statSync(onDisk).size > 0, `${f.file} exists beside index.html`);
     assert.match(fs.readFileSync(onDisk, "utf8"), /<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   }
-  // The kinds the issue asks for: heat map, r̄ histogram, curves and scatters of the chosen heads.
+  // The kinds the report must have: heat map, r̄ histogram, curves and scatters of the chosen
+  // heads.
   const files = figures.map((f) => f.file).join(" ");
   for (const kind of ["r_heatmap_query", "rbar_histogram", "curve_L", "scatter_L"]) assert.ok(files.includes(kind), `a ${kind} figure`);
 

@@ -33,8 +33,8 @@ class BaselineEngine : public ::testing::Test {
 };
 std::shared_ptr<const Model> BaselineEngine::model_;
 
-// DESIGN §5 / issue 14: with B at least the sequence length every policy equals full exactly
-// (observing policies take the forward pass's serial observed path: same numbers).
+// With B at least the sequence length every policy equals full exactly (docs/design.md,
+// Contracts; observing policies take the forward pass's serial observed path: same numbers).
 TEST_F(BaselineEngine, BudgetCoveringTheSequenceIsIdenticalToFull) {
   ThreadPool pool(2);
   const int64_t n = 160;

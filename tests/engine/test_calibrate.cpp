@@ -1,4 +1,4 @@
-// Issue 12, item 4: `triattn calibrate` refuses, before loading anything, an -o that would
+// `triattn calibrate` refuses, before loading anything, an -o that would
 // overwrite one of its inputs or that cannot be written; refuses inputs of fewer than
 // kMinCalibrationTokens tokens and warns below kFewCalibrationTokens; writes atomically.
 #include <gtest/gtest.h>

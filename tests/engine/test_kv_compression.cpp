@@ -1,6 +1,6 @@
 // TriAttention through the real engine path (Sequence + generate) on TinyStories-656K:
 // equivalence with full attention when nothing needs evicting, the exact pruning schedule,
-// and the quality figure reported in the issue notes.
+// and the quality figure reported in docs/results.md.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -59,8 +59,8 @@ TEST_F(KvCompression, SettingsRefuseAKvTypeTheModelCannotHold) {
   EXPECT_NO_THROW(PolicyFactory(*model_, s));
 }
 
-// DESIGN §5: with a budget at least the sequence length, compressed generation is identical
-// to full attention, for every pruning mode.
+// With a budget at least the sequence length, compressed generation is identical to full
+// attention, for every pruning mode (docs/design.md, Contracts).
 TEST_F(KvCompression, BudgetCoveringTheSequenceIsIdenticalToFull) {
   ThreadPool pool(2);
   const auto full = greedy_generate(*model_, KvSettings{}, prompt(), 240, &pool);

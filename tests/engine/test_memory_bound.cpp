@@ -1,8 +1,8 @@
-// DESIGN §1/§5 memory bound: KV never exceeds B + β tokens per (layer, KV head), whatever the
-// generation length or prompt length, for every pruning mode. Model: a random model with
-// Qwen3-0.6B's attention (16 query heads, 8 KV heads, head_dim 128, n_embd 1024, qk-norm,
-// theta 1e6) cut to 2 layers, FFN 512 and vocab 512 so 4096-token runs take seconds; the
-// bound depends only on the attention geometry and the policy.
+// The memory bound (docs/design.md, The algorithm): KV never exceeds B + β tokens per (layer,
+// KV head), whatever the generation length or prompt length, for every pruning mode. Model: a
+// random model with Qwen3-0.6B's attention (16 query heads, 8 KV heads, head_dim 128, n_embd
+// 1024, qk-norm, theta 1e6) cut to 2 layers, FFN 512 and vocab 512 so 4096-token runs take
+// seconds; the bound depends only on the attention geometry and the policy.
 #include <gtest/gtest.h>
 
 #include <cstdio>

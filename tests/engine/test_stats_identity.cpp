@@ -1,4 +1,4 @@
-// Issue 12, item 2: a stats file calibrated on other weights of the same shape (another seed,
+// A stats file calibrated on other weights of the same shape (another seed,
 // another name) is refused by the weights fingerprint; the same weights in another format
 // load, a different name alone is a warning, and files without a fingerprint (format 1, the
 // official .pt) load with a warning that identity cannot be verified.

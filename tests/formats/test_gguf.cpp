@@ -431,7 +431,7 @@ TEST(GgufErrors, TensorInfoProblems) {
   EXPECT_EQ(f->tensors().at(0).shape, (std::vector<int64_t>{16}));
 }
 
-// An unsupported type is named, with the list of the supported ones (issue 12: a bare
+// An unsupported type is named, with the list of the supported ones (a bare
 // "unsupported ggml type 10" told the user nothing).
 TEST(GgufErrors, UnsupportedTensorTypeIsNamedWithTheSupportedOnes) {
   const std::string msg = expect_error(one_tensor(10, {256}, 0, 256), "");

@@ -1,7 +1,7 @@
 // GGUF files through Model::load: metadata integers are checked at the width the file stores
 // them (a u32 0xffffffff is 4294967295, not -1), messages state what is true, metadata that
 // contradicts the tensors is refused, crafted sizes fail by name before any allocation, and
-// tensors the loader does not use are reported as warnings (issue 12).
+// tensors the loader does not use are reported as warnings.
 #include <gtest/gtest.h>
 
 #include "common/shared_files.h"

@@ -1,6 +1,6 @@
 // Hugging Face directories through Model::load: config.json values are refused by file, key
 // and expectation; the config's layer count must match the checkpoint's layers; tensors the
-// loader does not use are reported as warnings (issue 12).
+// loader does not use are reported as warnings.
 #include <gtest/gtest.h>
 
 #include "common/temp_dir.h"

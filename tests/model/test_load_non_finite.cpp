@@ -1,6 +1,6 @@
-// A NaN or Inf planted in a weight is refused at load by every loader (issue 17), with an
-// error naming the file and the tensor (src/formats/model_limits.h), instead of NaN logits
-// that the sampler refuses far from the file.
+// A NaN or Inf planted in a weight is refused at load by every loader (docs/reliability.md),
+// with an error naming the file and the tensor (src/formats/model_limits.h), instead of NaN
+// logits that the sampler refuses far from the file.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

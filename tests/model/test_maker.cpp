@@ -363,7 +363,7 @@ TEST(MakerHf, RefusesQuantizedTypes) {
   EXPECT_THROW(write_random_hf(model_preset("tiny-llama"), {DType::Q8_0, 1}, dir.file("hf")), Error);
 }
 
-// Each format has a default type it can hold (issue 12: `make-model --format hf` without
+// Each format has a default type it can hold (`make-model --format hf` without
 // --type used to fail, the one default being q8_0).
 TEST(MakerDefaults, EachFormatGetsATypeItCanHold) {
   EXPECT_EQ(maker_default_type("gguf"), "q8_0");

@@ -1,8 +1,8 @@
-"""Independent numpy reference of `triattn analyze` (issue 15; tests only, never the product).
+"""Independent numpy reference of `triattn analyze` (tests only, never the product).
 
-Written from the issue's definitions, sharing no code with the C++ engine (which works on
-post-RoPE vectors for the curves and loops position by position for r̄; this works per
-distance on pre-RoPE bands, vectorised over positions):
+Written from the figures' definitions (docs/design.md, The algorithm), sharing no code with
+the C++ engine (which works on post-RoPE vectors for the curves and loops position by position
+for r̄; this works per distance on pre-RoPE bands, vectorised over positions):
 
     stats = input_stats(model, ids, window)          # E q_f, E|q_f|, E k_f, E|k_f| (complex / float64)
     a = analyze(model, ids, window, stats, heads, scatter_points)

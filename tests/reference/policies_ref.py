@@ -1,6 +1,6 @@
 """Independent numpy reference of the baseline KV policies' keep sets (tests only).
 
-Written from issue 14 and DESIGN.md §1, sharing no code with the C++ engine. It simulates a
+Written from docs/design.md (The algorithm), sharing no code with the C++ engine. It simulates a
 sequence on a synthetic cache, the way the engine runs one: chunks of tokens are appended (a
 prefill chunk, then decode steps of one token); before each chunk, if the append would take the
 largest stream past B' + β (B' = max(B, max(S, prompt) + W), the effective budget), every
@@ -25,7 +25,7 @@ cast to float32 as the engine's selection takes float scores):
              column with S > threshold is zeroed; redundancy = softmax_r(mean_c S[r, c]).
   knorm      −|k|₂.
   random     u = (h(seed, p, layer, kv_head, pos) >> 40) / 2^24 with h the splitmix64 chain below.
-  triattention-split (DESIGN §1's key score plus a spread rescue; statistics from the seed, see
+  triattention-split (the algorithm's key score plus a spread rescue; statistics from the seed, see
              make_stats; RoPE ω_f = 1/(1+f), keys stored as they are (post-RoPE), halves bands
              K_f = k[f] + i·k[f + d/2]):
              S_h(k)      = Σ_f Re(q̄_h[f] · mean_{δ∈D} e^{iω_f(p+δ)} · conj(K_f)) + (a_h[f] − |q̄_h[f]|)·|K_f|,

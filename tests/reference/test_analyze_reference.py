@@ -1,4 +1,4 @@
-"""`triattn analyze` vs the numpy reference (tests/reference/analyze_ref.py), issue 15.
+"""`triattn analyze` vs the numpy reference (tests/reference/analyze_ref.py).
 
 1. TinyStories-656K (F32 safetensors), statistics from the input itself, 600 tokens of
    tests/data/calibration_stories.txt: two windows of the 512-token context, default heads.

@@ -1,6 +1,6 @@
 """Independent numpy reference of TriAttention's calibration statistics and key scores (tests only).
 
-Written from DESIGN.md §1, sharing no code with the C++ engine:
+Written from docs/design.md (The algorithm), sharing no code with the C++ engine:
 - calibration_stats(model, ids, window): per-band mean of the complex pre-RoPE query/key and
   mean modulus, over windows of `window` tokens each run from position 0.
 - position_form_scores(...): the paper's form, from PRE-RoPE keys and explicit key positions,

@@ -110,7 +110,7 @@ TEST(TinyStories, UnknownCharactersBecomeOneFusedUnk) {
 
 TEST(TinyStories, GgufAndJsonAgreeOnShortPrompts) {
   // Only short prompts: the GGUF copy lost the merge ranks (all scores -1000), so
-  // score-driven merging of long text legitimately differs from tokenizer.json (DESIGN.md).
+  // score-driven merging of long text legitimately differs from tokenizer.json.
   auto gguf = GgufFile::open(kTiny + "/TinyStories-656K-Q8_0.gguf");
   auto g = load_tokenizer_gguf(*gguf);
   auto j = load_tokenizer_hf_dir(kTiny);
