@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Why TriAttention loses the needle on bytelm-2k (issue 20): which keys each score ranks high.
+"""Why TriAttention loses the needle on bytelm-2k: which keys each score ranks high.
 
 Runs the independent numpy model (tests/reference/ref_model.py, full attention, float64) over the
 first N prompts of needle_eval.jsonl and, at p = the position where the question line starts

@@ -127,7 +127,7 @@ bytelm-2k (evaluated on 8000 bytes from line 1300 on).
 
 ## Perplexity
 
-Protocol of DESIGN.md §1 (\`triattn eval ppl\`): BOS + text, cut to the context, fed one token at a
+Protocol of docs/design.md, \"Evaluation protocol\" (\`triattn eval ppl\`): BOS + text, cut to the context, fed one token at a
 time, pruned before an append would pass B + β, ppl = exp(mean NLL). \`--window 0\`: no recent window,
 the policy's score decides every slot (streaming keeps its sinks and the most recent tokens by
 definition).

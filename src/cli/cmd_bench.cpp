@@ -213,8 +213,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::fprintf(stderr, "bench: %s (%s), %d threads\n", o.model_path.c_str(), cfg.describe().c_str(),
                pool.size());
   // The memory bandwidth is probed before every repetition, keeping the best: on a shared
-  // machine one probe taken while a neighbour streams memory can read far low (39 vs 74 GB/s
-  // seen here), and every "% of probe" would be inflated by it.
+  // machine one probe taken while a neighbour streams memory can read far low, and every "% of probe" would be inflated by it.
   BandwidthProbe probe;
   auto probe_again = [&] {
     std::fprintf(stderr, "bench: probing memory bandwidth...\n");

@@ -135,7 +135,7 @@ Loaded load(const Common& c, const std::vector<EvalConfig>& configs) {
 }
 
 int eval_ppl(const std::vector<std::string>& args) {
-  CLI::App app{"Teacher-forced perplexity of a text under KV eviction (protocol: DESIGN.md §1)", "triattn eval ppl"};
+  CLI::App app{"Teacher-forced perplexity of a text under KV eviction (protocol: docs/design.md, Evaluation protocol)", "triattn eval ppl"};
   Common c;
   std::string text_path;
   int64_t max_tokens = 0;

@@ -74,7 +74,7 @@ void print_listing() {
     for (const PolicyKnob& q : p.params) print_param(q);
     std::printf("\n");
   }
-  std::printf("Budget rules shared by every policy that prunes (DESIGN §1 \"Pruning\"):\n");
+  std::printf("Budget rules shared by every policy that prunes (docs/design.md, \"Pruning\"):\n");
   for (const PolicyKnob& q : kv_shared_params()) print_param(q);
 }
 

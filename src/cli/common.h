@@ -20,7 +20,7 @@ int parse(CLI::App& app, const std::vector<std::string>& args);
 
 void add_threads_option(CLI::App& app, int& threads);
 
-// KV options of DESIGN §3 and --ctx. Call finish_kv_options after parsing: it applies the
+// KV options of the command line (docs/design.md, "Command line") and --ctx. Call finish_kv_options after parsing: it applies the
 // environment variables (TRIATTN_RUNTIME_*) to the knobs whose flags were not given
 // (cli/kv_environment.h) and checks the values.
 struct KvOptions {

@@ -46,8 +46,8 @@ class Temperature : public SamplerStep {
 };
 
 // Smallest prefix of the sorted candidates whose probability mass reaches p. Without top-k
-// the candidates are the whole vocabulary, and sorting all of them cost 16 ms per Qwen3
-// token; the prefix is usually short, so only a growing head is selected and sorted (8x
+// the candidates are the whole vocabulary, and sorting all of them is slow for a large
+// vocabulary (docs/benchmarks.md, "Sampler"); the prefix is usually short, so only a growing head is selected and sorted (8x
 // larger each time).
 class TopP : public SamplerStep {
  public:

@@ -37,8 +37,8 @@ class SamplerStep {
 };
 
 // The penalty and top-k work on the raw logits (one pass over the vocabulary, no candidate
-// per token: building 151936 of them and partially sorting them cost ~0.6 ms per Qwen3 token,
-// 5% of decode); the later steps see only the top-k candidates, sorted best first.
+// per token: a candidate per token was a measurable share of decode, docs/benchmarks.md
+// "Sampler"); the later steps see only the top-k candidates, sorted best first.
 class Sampler {
  public:
   explicit Sampler(const SamplerParams& params);

@@ -1,5 +1,5 @@
 #pragma once
-// The engine step over many sequences (DESIGN §2, the vLLM v1 shape): requests wait in a
+// The engine step over many sequences (docs/design.md, "The seams"; the vLLM v1 shape): requests wait in a
 // bounded queue until a running slot and their KV reservation are free; each step fills a
 // token budget with one decode token per decoding sequence first, then prefill chunks, so
 // a long prompt never stalls the others; every sequence prunes before its own append; one

@@ -1,5 +1,5 @@
 #pragma once
-// `triattn eval ppl`: teacher-forced perplexity under eviction, by the protocol of DESIGN §1
+// `triattn eval ppl`: teacher-forced perplexity under eviction, by the evaluation protocol (docs/design.md)
 // (so figures compare across tools): tokens = BOS + text (special tokens not parsed), cut to
 // the context or max_tokens; fed one at a time; the logits after token t give the NLL of
 // token t+1; before an append that would take any (layer, KV head) past B + β the cache is

@@ -1,5 +1,5 @@
 #pragma once
-// The KV policy seam (DESIGN §2): a policy only reads the cache and produces KeepPlans;
+// The KV policy seam (docs/design.md, "The seams"): a policy only reads the cache and produces KeepPlans;
 // KvCache::apply() alone moves memory. One policy instance per sequence (baselines keep
 // per-sequence observations). A policy declares what it needs observed; the engine collects
 // only that, so TriAttention pays nothing for H2O's bookkeeping.
@@ -17,7 +17,7 @@
 
 namespace triattn {
 
-// Per-head query statistics from calibration (DESIGN §1, §3), band-indexed by frequency.
+// Per-head query statistics from calibration (docs/design.md, "Calibration" and "The stats file"), band-indexed by frequency.
 struct HeadStats {
   int n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
   // [n_layers][n_heads][head_dim/2], flattened row-major.

@@ -1,5 +1,5 @@
 #pragma once
-// TriAttention key scoring (DESIGN §1 "Key score"). Per pruning event and query head h the
+// TriAttention key scoring (docs/design.md, "Key score"). Per pruning event and query head h the
 // position-dependent part collapses to per-band coefficients
 //   c_h[f] = fs²·q_mean_h[f]·mean_{δ∈D} e^{iω_f(p+δ)},   w_h[f] = fs²·(q_abs_mean_h[f] − |q_mean_h[f]|)
 // and a cached (post-RoPE) key K scores  Σ_f Re(c_h[f]·conj(K_f)) + w_h[f]·|K_f|,

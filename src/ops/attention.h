@@ -43,11 +43,9 @@ struct AttentionStream {
   // the model: forward.cpp takes 2 where a decode call has a GQA group of 1 or 2 queries.
   // Such a call's score tile has 4-8 sums, each a chain of dependent FMAs (8 of them at
   // head_dim 128) that stops at any of its key row's loads still in flight; two parts halve
-  // the chains. Qwen3-0.6B shape, `attend()` out of cache (28 x 8 F16 streams of 16384 keys,
-  // 2 queries, two threads, Zen 5 VM, alternating in one process): 62.2 -> 65.0 and
-  // 65.7 -> 68.5 GB/s (medians of 30 rounds). Tiles of 4 queries have 16 chains already, and
-  // two parts cost them 3-7% (they must be made one after the other), so groups of 4 or more
-  // keep 1. The other kernels sum in one part whatever this says.
+  // the chains (docs/benchmarks.md, "Attention kernel"). Tiles of 4 queries have 16 chains
+  // already and two parts cost them, so groups of 4 or more keep 1. The other kernels sum in
+  // one part whatever this says.
   int score_parts = 1;
 };
 
@@ -73,9 +71,8 @@ void attend_one_head(const float* q, const AttentionStream& s, int32_t query_pos
 // step has fewer streams than threads (decode of one sequence whose model has fewer KV heads
 // than the machine has cores); they are fixed by the stream's length alone, and attend()
 // itself goes through them, so a query's output is the same bit for bit whether its chunks
-// ran on one thread or on many, and whatever else shares the step. Chunk length: separate
-// calls cost one thread 0 / 1 / 2 / 3% of attention's speed at 4096 / 2048 / 1024 / 512 keys
-// a call (two threads, 16384 keys, Zen 5 VM); at 4096 a TriAttention cache at its default
+// ran on one thread or on many, and whatever else shares the step. Chunk length: shorter
+// chunks cost more per call (docs/benchmarks.md, "Attention kernel"); at 4096 a TriAttention cache at its default
 // budget (2048 + 128) stays one chunk, and a 16-thread machine gets 32 pieces of work per
 // 8-KV-head layer at depth 16384.
 constexpr int64_t kChunkKeys = 4096;
@@ -100,11 +97,8 @@ namespace attention_detail {
 // rows, and the next block's K rows. block_keys(row) is the most keys, a multiple of 16 from
 // 32 to kMaxBlock, whose rows fit in 12 KiB, so the three take 36 KiB of a 48 KiB L1D and
 // leave room for the queries, scores and outputs. At 64 keys, F16 rows of head dim 128 filled
-// it (3 x 16 KiB), which reads as prefetched rows evicted before use (no PMU counters on the
-// VM to confirm): prefetching 8 rows further ahead there cost 11%, and 48 keys a block made
-// attend() alone (28 x 8 F16 streams of 16400 keys, 2 queries, two threads, Zen 5 VM) 59.0 ->
-// 65.6 GB/s (9 of 10 alternating runs) and decode at depth 16384 22.36 -> 23.07 tok/s (25 of 28
-// rounds ahead, 77.9 -> 79.2% of the probe); 32 keys lost (too little lead). Rows of head dim
+// it (3 x 16 KiB), which reads as prefetched rows evicted before use; 48 keys a block was
+// faster and 32 lost (too little lead; docs/benchmarks.md, "Attention kernel"). Rows of head dim
 // 64 and Q8_0 rows of head dim 128 keep 64 keys; rows of 512 bytes (F32 of head dim 128, F16 of
 // 256) go from 64 to 32 (96 KiB of L1 footprint to 48).
 constexpr int kMaxBlock = 64;

@@ -12,10 +12,8 @@
 //   2. online softmax per query: new running max, rescale factor, p = exp(score - max);
 //   3. values: kQueryTile queries x 4 vectors of dims per register tile (one or two queries
 //      x 8 vectors at 512 bits), the rescale folded into the load of the running output.
-// 512 bits, 2 queries, head_dim 128 (a Qwen3 GQA group in decode), F16 rows, Zen 5 VM:
-// 48.5 -> 52.5 GB/s of K+V on one thread in L2, 55-57 -> 59-61 on two threads out of
-// cache (the three changes above together: the paired sums, the 8-vector values pass and
-// max_of below), against 78 for a plain read of the same bytes (docs/benchmarks.md).
+// The paired sums, the 8-vector values pass and max_of below were measured together
+// (docs/benchmarks.md, "Attention kernel").
 // The block's K and V rows come from memory once and from L1 for every further query.
 // Rows are F32, F16 or Q8_0 (Rows below): each vector of kW elements is converted to floats
 // as it is loaded (a Q8_0 vector: int8 -> int32 -> float, times its block's scale), so the
@@ -128,9 +126,8 @@ inline __m256 fold(VF v) {
   return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
 }
 inline float vhsum(VF v) { return ops::hsum_ps(fold(v)); }
-// The softmax on the same 512-bit vectors (exp512): against exp256 it took the kernel from
-// 91.4 to 98.1 GB/s of K+V on two threads with the rows in L2 (medians of 21 alternating
-// runs; the softmax was ~22% of the kernel's time there, a tenth of it the exponentials).
+// The softmax on the same 512-bit vectors (exp512), faster than exp256 (docs/benchmarks.md,
+// "Attention kernel").
 using SV = VF;
 constexpr int kSW = kW;
 inline SV sload(const float* p) { return vloadf(p); }
@@ -147,13 +144,9 @@ inline float shsum(SV v) { return vhsum(v); }
 // tree over the eight vectors (halves, then quarters, then lanes) takes about 25 shuffles
 // and adds where store_hsum4 twice takes about 40 (its hadds are three operations each);
 // at the narrower widths it is store_hsum4 twice (defined after the width sections).
-// Most of its shuffles cross 128-bit parts, and on Zen 5 those share a port with vcvtph2ps
-// (8 conversions: 8.6 cycles alone, 12 with 8 vshuff32x4 beside them, 8.6 with 8 vunpcklps).
-// A tree that stays inside the parts for its first two levels (unpack, shuffle_ps; 4 crossing
-// shuffles for the eight sums instead of ~15) was 2.3% faster with the rows in L2 and 11%
-// slower out of cache (attend() alone, 28 x 8 F16 streams of 16384 keys, 2 queries, two
-// threads: 63.8 -> 56.5 GB/s, 7 of 8 rounds behind), decode at depth 16384 -8% (24.9 -> 22.6
-// tok/s, 12 of 12 rounds): kept as it is (docs/benchmarks.md, twentieth session).
+// Most of its shuffles cross 128-bit parts (on Zen 5 they share a port with vcvtph2ps); a
+// tree that stays inside the parts was slower out of cache (docs/benchmarks.md, "What was
+// tried and did not help").
 // Lanes of a and b summed half against half: [a's 8 partial sums | b's 8].
 inline VF fold_pair(VF a, VF b) {
   return _mm512_add_ps(_mm512_maskz_shuffle_f32x4(0xFFFF, a, b, _MM_SHUFFLE(1, 0, 1, 0)),
@@ -293,19 +286,10 @@ inline int32_t max_of(const int32_t* p, int n) {
 // values it prefetches the K rows of block b+1 (the first block's K rows are prefetched on
 // entry). Every row is prefetched once, a whole phase (one block, block_keys rows) before
 // its use.
-// One thread, 224 streams of 2048 F16 keys (head_dim 128, two queries each, 235 MB, out of
-// cache), alternating in one run: 8 KB ahead within each stream (the previous scheme)
-// 18.6-19.6 GB/s, cross-phase 23.1-24.7 GB/s; a plain read of the same bytes ~30. Tried
-// before: 4 KB ahead 21.3 vs 21.1 (8 KB), 16 KB 19.3, V rows 8 KB ahead while scoring 20.1;
-// L2 hints (T1) slower. Dropped since (huge pages, two threads, 28 x 8 x 16384 keys): blocks
-// of 32 or 128 keys (64.0, 61.7 against 63.7 GB/s; 48, untried then, is block_keys' choice
-// now); blocks of 16 or 32 keys with both the K and the V rows prefetched 2-8 blocks ahead,
-// two streams at once (38.9-41.1 against 42.5 in a slow sitting); the two halves of a chunk
-// side by side, four streams, merged at the end (59.7 against 64.6).
-// x86: prefetchnta, the rows are read once (28 x 8 streams of 16384 F16 keys in huge pages,
-// two threads, Zen 5 VM, three sittings of alternating runs: 63.7 -> 65.2, 67.8 -> 67.7,
-// 64.6 -> 66.5 GB/s against prefetcht0; decode at depth 16384, medians of 5 and 8 alternating
-// runs: 25.69 -> 26.02 and 23.61 -> 23.82 tok/s). AArch64 keeps PRFM PLDL1KEEP, unmeasured.
+// Cross-phase beat prefetching ahead within the stream; the distances and block sizes tried
+// are in docs/benchmarks.md ("Attention kernel", "What was tried and did not help").
+// x86: prefetchnta, the rows are read once (measured against prefetcht0, same section).
+// AArch64 keeps PRFM PLDL1KEEP, unmeasured.
 inline void prefetch_rows(const uint8_t* p, size_t bytes) {
   constexpr int kLocality = TRIATTN_ATTN_WIDTH == 128 ? 3 : 0;
   for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, kLocality);
@@ -321,18 +305,14 @@ constexpr int kVecPerBlock = ops::kQK / kW;
 // are reduced by the tile's tree (vhsum for the last keys, which are the same keys at every J):
 // one query's scores are the same whatever other queries share its call.
 // DC: the head dim when known at compile time (0: d_run), so the loop over a row unrolls whole
-// and the compiler schedules the row's loads, conversions and FMAs as one straight run: the
-// kernel with head_dim 128 went from 82.9 to 93.2 GB/s of K+V on two threads with the rows
-// in L2, 68.4 -> 69.9 out of cache (512 bits, 2 queries, F16; medians of 15 and 7 alternating
-// runs), the same sums in the same order.
+// and the compiler schedules the row's loads, conversions and FMAs as one straight run
+// (faster, docs/benchmarks.md "Attention kernel"), the same sums in the same order.
 template <Rows R, int J, int S, int DC = 0>
 void block_scores(const float* const* q, int d_run, const uint8_t* keys, size_t row, int64_t i0,
                   int nb, float scale, float* const* sc, const uint8_t* pf) {
   const int d = DC ? DC : d_run;
   int k = 0;
-  // (Tiles of 8 keys for one or two queries, 16 accumulators, measured no faster; with the row
-  // loop unrolled (DC) they were 4-5% faster with the rows in L2 but decode at depth 16384 ran
-  // 5% slower, medians of 8 alternating runs: 24.36 -> 23.2 tok/s.)
+  // (Tiles of 8 keys lost at depth: docs/benchmarks.md, "What was tried and did not help".)
   for (; k + 4 <= nb; k += 4) {
     const uint8_t* kr = keys + (i0 + k) * row;
     if (pf) prefetch_rows(pf + k * row, 4 * row);

@@ -116,7 +116,7 @@ TEST(LoadNonFinite, Llama2cNormIsNamed) {
   // The shared stories260K checkpoint (llama2.c v0, f32) and its tokenizer, copied.
   const fs::path src = fs::path(TRIATTN_SHARED_DIR) / "models/stories260k";
   ASSERT_TRUE(fs::exists(src / "stories260K.bin") && fs::exists(src / "tok512.bin"))
-      << src << " must hold stories260K.bin and tok512.bin (the shared data, DESIGN.md section 4)";
+      << src << " must hold stories260K.bin and tok512.bin (the shared data directory beside the checkout)";
   const fs::path dir = temp_dir() / "llama2c-nan";
   fs::create_directories(dir);
   const fs::path p = dir / "stories260K.bin";

@@ -1,4 +1,4 @@
-// Full attention: the cache keeps every token (the quality reference, DESIGN §1 "Baselines").
+// Full attention: the cache keeps every token (the quality reference, docs/design.md "The other policies").
 #include "kv/policies/policies.h"
 #include "kv/policies/policy_base.h"
 

@@ -11,7 +11,7 @@ const PolicyDescription& describe_full();
 const PolicyDescription& describe_triattention();
 // TriAttention with its trig and spread terms ranked apart (kv/policies/triattention_split.cpp).
 const PolicyDescription& describe_triattention_split();
-// The baselines (DESIGN §1 "Baselines").
+// The baselines (docs/design.md, "The other policies").
 const PolicyDescription& describe_streaming();
 const PolicyDescription& describe_h2o();
 const PolicyDescription& describe_snapkv();

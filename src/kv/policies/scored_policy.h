@@ -1,5 +1,5 @@
 #pragma once
-// What every pruning policy shares (DESIGN §1 "Pruning"), written once: the B + β trigger,
+// What every pruning policy shares (docs/design.md, "Pruning"), written once: the B + β trigger,
 // prefill chunks of at most β tokens, the memory bound, the keep-set rules of kv/keep_set.h
 // and the pruning modes. A scored policy supplies only its candidates' scores (kvpress's
 // shape: methods produce scores, one top-k), and, when it keeps per-row observations, the

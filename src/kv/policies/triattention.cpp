@@ -1,4 +1,4 @@
-// TriAttention (DESIGN §1): at each pruning event every candidate key is scored by the
+// TriAttention (docs/design.md, "Key score"): at each pruning event every candidate key is scored by the
 // calibrated query statistics (kv/triattention_score.h), z-scored per query head over the
 // candidates and max-pooled over the GQA group; the shared rules (scored_policy.h) then
 // aggregate across the streams that share a keep set (pruning mode) and cut back to the

@@ -1,4 +1,4 @@
-// TriAttention, split (issue 20; docs/results.md "Needle retrieval" has the measurements).
+// TriAttention, split (docs/results.md "Needle retrieval" has the measurements).
 //
 // The paper's score S predicts what the MEAN calibrated query will give a key. On a long
 // prompt whose answer hangs on one line, the question at the end is a rare query: S ranks the
