@@ -55,7 +55,7 @@ GenerateResult ended(const std::string& reason, const std::string& error = "") {
 }  // namespace
 
 Scheduler::Scheduler(const Model& model, Forward& forward, const SchedulerOptions& options)
-    : model_(model), step_(forward), options_(options) {
+    : model_(model), step_(forward), options_(options), pool_(options.kv_memory_bytes) {
   if (options.max_batched_tokens < 1) fail("scheduler: the step token budget must be at least 1");
   if (options.parallel < 1) fail("scheduler: at least one sequence must be allowed to run");
   if (options.max_queued < 0) fail("scheduler: the queue length must not be negative");
@@ -106,7 +106,7 @@ SubmitResult Scheduler::submit(Request request) {
   SubmitResult r;
   const size_t per_choice = reservation_bytes(request, bound);
   r.kv_bytes = per_choice * static_cast<size_t>(request.n);
-  if (options_.kv_memory_bytes > 0 && r.kv_bytes > options_.kv_memory_bytes) {
+  if (!pool_.could_ever_fit(r.kv_bytes)) {
     r.status = SubmitResult::Status::TooLarge;
     r.reason = "the request needs " + std::to_string(r.kv_bytes) + " bytes of KV cache, more than the whole pool (" +
                std::to_string(options_.kv_memory_bytes) + " bytes): ask for fewer tokens" +
@@ -182,15 +182,15 @@ void Scheduler::admit() {
           }
         const size_t need = head.kv_bytes * static_cast<size_t>(req.n);
         const size_t freed = match >= 0 ? kept_[static_cast<size_t>(match)]->kv_bytes : 0;
-        auto fits = [&] { return options_.kv_memory_bytes == 0 || reserved_ - freed + need <= options_.kv_memory_bytes; };
+        auto fits = [&] { return pool_.fits(need, freed); };
         // Kept sequences give their room back to a waiting request, oldest first.
         for (size_t i = 0; !fits() && i < kept_.size();) {
           if (static_cast<int>(i) == match) {
             ++i;
             continue;
           }
-          reserved_ -= kept_[i]->kv_bytes;
-          kept_bytes_ -= kept_[i]->kv_bytes;
+          pool_.unkeep(kept_[i]->kv_bytes);
+          pool_.release(kept_[i]->kv_bytes);
           --kept_count_;
           dropped.push_back(std::move(kept_[i]));
           kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -200,10 +200,11 @@ void Scheduler::admit() {
         if (match >= 0) {
           reused = std::move(kept_[static_cast<size_t>(match)]);
           kept_.erase(kept_.begin() + match);
-          kept_bytes_ -= reused->kv_bytes;
+          pool_.unkeep(reused->kv_bytes);
           --kept_count_;
         }
-        reserved_ = reserved_ - freed + need;
+        pool_.release(freed);
+        pool_.reserve(need);
         running_count_ += req.n;
       }
       q = std::move(head);
@@ -242,7 +243,7 @@ void Scheduler::start(Queued q, std::unique_ptr<Kept> kept) {
   } catch (const std::exception& e) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      reserved_ -= r->kv_bytes * static_cast<size_t>(req.n);
+      pool_.release(r->kv_bytes * static_cast<size_t>(req.n));
       running_count_ -= req.n;
       active_.erase(r->id);
     }
@@ -271,7 +272,7 @@ void Scheduler::fork_choices(Running& r, std::vector<std::unique_ptr<Running>>& 
     } catch (const std::exception& e) {
       {
         std::lock_guard<std::mutex> lock(mu_);
-        reserved_ -= f->kv_bytes;
+        pool_.release(f->kv_bytes);
         --running_count_;
       }
       if (req->on_done) req->on_done(choice, ended("error", e.what()));
@@ -397,7 +398,7 @@ void Scheduler::finish(Running& r) {
   const bool keep_it = options_.reuse_slots > 0 && (result.finish_reason == "stop" || result.finish_reason == "length");
   {
     std::lock_guard<std::mutex> lock(mu_);
-    reserved_ -= r.kv_bytes * static_cast<size_t>(unforked) + (keep_it ? 0 : r.kv_bytes);
+    pool_.release(r.kv_bytes * static_cast<size_t>(unforked) + (keep_it ? 0 : r.kv_bytes));
     running_count_ -= 1 + unforked;
     if (last_choice) active_.erase(r.id);
   }
@@ -408,7 +409,7 @@ void Scheduler::finish(Running& r) {
 }
 
 void Scheduler::keep(std::unique_ptr<Sequence> seq, const Request& request, size_t kv_bytes) {
-  // Its reservation is still counted in reserved_.
+  // Its reservation is still counted in the pool.
   seq->set_notices(nullptr);  // the request it reported to is over
   auto k = std::make_unique<Kept>();
   k->seq = std::move(seq);
@@ -417,11 +418,11 @@ void Scheduler::keep(std::unique_ptr<Sequence> seq, const Request& request, size
   std::unique_ptr<Kept> dropped;
   std::lock_guard<std::mutex> lock(mu_);
   kept_.push_back(std::move(k));
-  kept_bytes_ += kv_bytes;
+  pool_.keep(kv_bytes);
   ++kept_count_;
   if (static_cast<int>(kept_.size()) > options_.reuse_slots) {
-    reserved_ -= kept_.front()->kv_bytes;
-    kept_bytes_ -= kept_.front()->kv_bytes;
+    pool_.unkeep(kept_.front()->kv_bytes);
+    pool_.release(kept_.front()->kv_bytes);
     --kept_count_;
     dropped = std::move(kept_.front());
     kept_.erase(kept_.begin());
@@ -452,7 +453,7 @@ int Scheduler::queued() const {
 
 size_t Scheduler::kv_reserved_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return reserved_;
+  return pool_.reserved();
 }
 
 size_t Scheduler::kv_bytes_in_use() const {
@@ -467,7 +468,7 @@ int Scheduler::kept() const {
 
 size_t Scheduler::kv_kept_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return kept_bytes_;
+  return pool_.kept();
 }
 
 }  // namespace triattn

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "engine/generation.h"
+#include "engine/kv_pool.h"
 #include "engine/kv_setup.h"
 #include "engine/sampler.h"
 #include "engine/sequence.h"
@@ -142,8 +143,7 @@ class Scheduler {
   std::set<uint64_t> cancelled_;
   std::set<uint64_t> active_;  // queued or running ids (cancel() ignores others)
   uint64_t next_id_ = 1;
-  size_t reserved_ = 0;        // running and kept sequences
-  size_t kept_bytes_ = 0;
+  KvPool pool_;                // running and kept sequences' reservations
   size_t in_use_ = 0;
   int running_count_ = 0;      // running choices, and choices still to be forked
   int kept_count_ = 0;
