@@ -23,9 +23,10 @@ std::vector<GenerateResult> run_generations(const Model& model, Forward& forward
   so.max_queued = static_cast<int>(jobs.size());
   int64_t chunk = 1;
   for (const GenerationJob& j : jobs) chunk = std::max(chunk, j.policies->settings().prefill_chunk);
-  // Room for every running sequence's decode token and one whole prefill chunk: a pruning
-  // sequence's chunk waits for a step it fits in whole.
-  so.max_batched_tokens = chunk + so.parallel;
+  // Room for every running sequence's decode token and two whole prefill chunks: a pruning
+  // sequence's chunk waits for a step it fits in whole, and a second sequence's prompt then
+  // goes in the same step instead of a sliver of it.
+  so.max_batched_tokens = 2 * chunk + so.parallel;
   Scheduler scheduler(model, forward, so);
   for (size_t i = 0; i < jobs.size(); ++i) {
     Request r;

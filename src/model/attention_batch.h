@@ -4,8 +4,9 @@
 // together, so its rows come from memory once per run rather than once per query head.
 // Runs go to the threads whole, or chunk by chunk when there are too few runs to keep
 // every thread busy (decode); both give the same outputs bit for bit (attention.h). An
-// item whose observer asks for queries or attention weights runs on the calling thread,
-// token by token, KV heads in order, and its observer is called as each head finishes.
+// item whose observer asks for attention weights goes one token a run, each run keeping its
+// weights; observers are then called on the calling thread, token by token, KV heads and
+// their query heads in order.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -39,7 +40,7 @@ class BatchedAttention {
   void run(const AttentionLayer& a, const AttentionTokens& b, const float* q, float* out, ThreadPool* pool);
 
  private:
-  std::vector<float> weights_;   // attention weights of an observed item (one KV group)
+  std::vector<float> weights_;   // the attention weights observers asked for (a batch of runs)
   std::vector<float> partials_;  // the chunks' results when runs go chunk by chunk
 };
 

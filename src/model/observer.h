@@ -14,8 +14,8 @@ class ForwardObserver {
   enum Want : unsigned { kNothing = 0, kQueries = 1u << 0, kAttention = 1u << 1 };
 
   virtual ~ForwardObserver() = default;
-  // Asking for queries or attention makes the item's attention run on the calling thread,
-  // token by token and KV head by KV head, so the calls come in that order.
+  // The calls for queries and attention come on the calling thread, token by token, KV head
+  // by KV head and query head by query head (each head's query, then its weights).
   virtual unsigned wants() const { return kNothing; }
   // Pre-RoPE queries and keys of `layer` for a run of n_tokens consecutive tokens of one
   // sequence starting at absolute position pos0 (after q_norm/k_norm where the model has
