@@ -67,7 +67,7 @@ StatsInfo stats_info_for(const ModelConfig& cfg, int64_t token_count, uint64_t i
   i.rope_scaling = describe_rope_scaling(cfg.rope_scaling);
   i.rope_attn_factor = cfg.rope_attn_factor();
   i.rope_freqs = cfg.rope_freqs();
-  if (cfg.has_sliding_layers()) i.scored_layers = cfg.full_attention_layers();
+  if (cfg.has_uncompressed_layers()) i.scored_layers = cfg.full_attention_layers();
   i.token_count = token_count;
   i.input_hash = format_input_hash(input_hash);
   return i;

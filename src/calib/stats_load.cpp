@@ -69,7 +69,7 @@ void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const 
     }
     // A file that names its scored layers must name this model's full-attention layers (a file
     // without the field predates it, or the model has no sliding layers: every layer).
-    const std::vector<int> full = cfg.has_sliding_layers() ? cfg.full_attention_layers() : std::vector<int>{};
+    const std::vector<int> full = cfg.has_uncompressed_layers() ? cfg.full_attention_layers() : std::vector<int>{};
     if (!i.scored_layers.empty() && i.n_layers == cfg.n_layers && i.scored_layers != full)
       bad.push_back("scored layers " + join_layers(i.scored_layers) + " (model's full-attention layers: " +
                     (full.empty() ? std::string("all") : join_layers(full)) + ")");

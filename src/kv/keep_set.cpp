@@ -139,11 +139,12 @@ KeepPlan select_by_mode(const KvCache& cache, PruningMode mode, const KeepRules&
          " streams");
   KeepPlan plan;
   plan.keep.resize(splits.size());
-  // Sliding-window layers keep every row (the forward pass bounds them) and take no part in a
-  // shared keep set: the sets are over the full-attention layers.
+  // Sliding-window layers keep every row (the forward pass bounds them), layers without KV have
+  // none, and neither takes part in a shared keep set: the sets are over the full-attention
+  // layers.
   std::vector<int> full;
   for (int l = 0; l < L; ++l) {
-    if (!cache.sliding(l)) {
+    if (!cache.uncompressed(l)) {
       full.push_back(l);
       continue;
     }

@@ -24,7 +24,23 @@ KvCache::KvCache(const KvCacheShape& shape, int64_t reserve_tokens) : shape_(sha
   check_kv_type(shape.type, shape.head_dim);
   row_bytes_ = triattn::row_bytes(shape.type, shape.head_dim);
   streams_.resize(static_cast<size_t>(n_streams()));
+  if (!shape.layer_window.empty() && static_cast<int>(shape.layer_window.size()) != shape.n_layers)
+    fail("KV cache: ", shape.layer_window.size(), " layer windows for ", shape.n_layers, " layers");
+  if (!shape.layer_state_floats.empty()) {
+    if (static_cast<int>(shape.layer_state_floats.size()) != shape.n_layers)
+      fail("KV cache: ", shape.layer_state_floats.size(), " layer state sizes for ", shape.n_layers, " layers");
+    int64_t total = 0;
+    state_offset_.assign(static_cast<size_t>(shape.n_layers), -1);
+    for (int l = 0; l < shape.n_layers; ++l)
+      if (shape.layer_state_floats[l] > 0) state_offset_[l] = total, total += shape.layer_state_floats[l];
+    state_.assign(static_cast<size_t>(total), 0.0f);
+  }
   if (reserve_tokens > 0) reserve(reserve_tokens);
+}
+
+float* KvCache::layer_state(int layer) {
+  if (state_offset_.empty() || state_offset_[static_cast<size_t>(layer)] < 0) return nullptr;
+  return state_.data() + state_offset_[static_cast<size_t>(layer)];
 }
 
 int64_t KvCache::max_size() const {
@@ -36,7 +52,7 @@ int64_t KvCache::max_size() const {
 int64_t KvCache::max_full_size() const {
   int64_t m = 0;
   for (int l = 0; l < shape_.n_layers; ++l)
-    if (!sliding(l))
+    if (!uncompressed(l))
       for (int h = 0; h < shape_.n_kv_heads; ++h) m = std::max(m, size(l, h));
   return m;
 }
@@ -67,17 +83,21 @@ void KvCache::grow(Stream& s, int64_t need) {
 void KvCache::reserve(int64_t n) {
   const size_t stream_bytes = static_cast<size_t>(std::max<int64_t>(n, 0)) * row_bytes_;
   const bool empty = std::all_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.pos.empty(); });
+  std::vector<Stream*> kv;  // layers without KV reserve nothing
+  for (int l = 0; l < shape_.n_layers; ++l)
+    if (has_kv(l))
+      for (int h = 0; h < shape_.n_kv_heads; ++h) kv.push_back(&streams_[stream_index(l, h)]);
   if (!empty || stream_bytes == 0) {
-    for (Stream& s : streams_) grow(s, n);
+    for (Stream* s : kv) grow(*s, n);
     return;
   }
   // Every stream's K rows then V rows, side by side, all in huge pages (Stream).
-  arena_ = Rows(2 * stream_bytes * streams_.size());
-  for (size_t i = 0; i < streams_.size(); ++i) {
-    streams_[i].in_arena = static_cast<int64_t>(2 * stream_bytes * i);
-    streams_[i].pos.resize(static_cast<size_t>(n));
+  arena_ = Rows(2 * stream_bytes * kv.size());
+  for (size_t i = 0; i < kv.size(); ++i) {
+    kv[i]->in_arena = static_cast<int64_t>(2 * stream_bytes * i);
+    kv[i]->pos.resize(static_cast<size_t>(n));
   }
-  arena_streams_ = n_streams();
+  arena_streams_ = static_cast<int>(kv.size());
 }
 
 namespace {
@@ -165,6 +185,7 @@ void KvCache::clear() {
   for (Stream& s : streams_) s.n = 0, s.max_pos = std::numeric_limits<int32_t>::min();
   live_bytes_ = 0;
   n_processed_ = 0;
+  std::fill(state_.begin(), state_.end(), 0.0f);
 }
 
 size_t KvCache::bytes_in_use() const { return live_bytes_; }

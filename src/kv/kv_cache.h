@@ -21,17 +21,25 @@
 namespace triattn {
 
 struct KvCacheShape {
+  // layer_window of a layer without a KV cache (a DeltaNet layer of a hybrid model).
+  static constexpr int32_t kNoKv = -1;
   KvCacheShape() = default;
-  KvCacheShape(int layers, int kv_heads, int dim, DType t = DType::F16, std::vector<int32_t> windows = {})
-      : n_layers(layers), n_kv_heads(kv_heads), head_dim(dim), type(t), layer_window(std::move(windows)) {}
+  KvCacheShape(int layers, int kv_heads, int dim, DType t = DType::F16, std::vector<int32_t> windows = {},
+               std::vector<int64_t> state_floats = {})
+      : n_layers(layers), n_kv_heads(kv_heads), head_dim(dim), type(t), layer_window(std::move(windows)),
+        layer_state_floats(std::move(state_floats)) {}
   int n_layers = 0;
   int n_kv_heads = 0;
   int head_dim = 0;
   DType type = DType::F16;  // F32, F16 or Q8_0 (head_dim a multiple of 32)
   // Per layer: 0 = full attention; w > 0 = a sliding-window layer, whose streams the forward
   // pass trims to its window (drop_before). KV policies compress the full layers only and
-  // leave sliding streams as they are. Empty: every layer is full.
+  // leave sliding streams as they are. kNoKv: the layer keeps no KV rows (its streams stay
+  // empty). Empty: every layer is full.
   std::vector<int32_t> layer_window;
+  // Per layer: the f32 floats of the fixed-size recurrent state the layer keeps per sequence
+  // (a DeltaNet layer's convolution and delta-rule state; 0 for attention). Empty: none.
+  std::vector<int64_t> layer_state_floats;
 };
 
 // Which entries of each stream survive a pruning event. keep[stream] lists indices into the
@@ -57,6 +65,11 @@ class KvCache {
   bool sliding(int layer) const {
     return !shape_.layer_window.empty() && shape_.layer_window[static_cast<size_t>(layer)] > 0;
   }
+  bool has_kv(int layer) const {
+    return shape_.layer_window.empty() || shape_.layer_window[static_cast<size_t>(layer)] != KvCacheShape::kNoKv;
+  }
+  // Sliding-window layers and layers without KV: policies neither score nor prune them.
+  bool uncompressed(int layer) const { return sliding(layer) || !has_kv(layer); }
   int64_t max_full_size() const;  // largest stream of a full-attention layer (0 if none)
   const int32_t* positions(int layer, int head) const {
     return streams_[stream_index(layer, head)].pos.data();
@@ -91,7 +104,14 @@ class KvCache {
   int64_t n_processed() const { return n_processed_; }
   void advance(int64_t n) { n_processed_ += n; }
 
-  size_t bytes_in_use() const;  // live K+V bytes over all streams
+  // The layer's recurrent state (KvCacheShape::layer_state_floats), zero at the start and after
+  // clear(); the forward pass updates it in place. Null for a layer without one. It travels
+  // with the cache: a copy (fork) or a kept cache carries it.
+  float* state(int layer) { return layer_state(layer); }
+  const float* state(int layer) const { return const_cast<KvCache*>(this)->layer_state(layer); }
+  size_t state_bytes() const { return sizeof(float) * state_.size(); }
+
+  size_t bytes_in_use() const;  // live K+V bytes over all streams (state_bytes() apart)
   int64_t capacity() const;     // rows allocated in the largest stream (reserved or grown)
   int64_t peak_tokens() const { return peak_tokens_; }
   size_t peak_bytes() const { return peak_bytes_; }
@@ -124,11 +144,14 @@ class KvCache {
   uint8_t* krows(Stream& s) { return const_cast<uint8_t*>(std::as_const(*this).krows(s)); }
   uint8_t* vrows(Stream& s) { return const_cast<uint8_t*>(std::as_const(*this).vrows(s)); }
   void grow(Stream& s, int64_t need);
+  float* layer_state(int layer);
   void compact(Stream& s, const std::vector<int32_t>& keep);
 
   KvCacheShape shape_;
   size_t row_bytes_ = 0;
   std::vector<Stream> streams_;
+  std::vector<float> state_;           // every layer's recurrent state, back to back
+  std::vector<int64_t> state_offset_;  // per layer: its first float in state_, -1 if none
   Rows arena_;              // streams laid out by reserve() (empty when none is)
   int arena_streams_ = 0;   // streams still in it: freed when the last one leaves
   int64_t n_processed_ = 0;

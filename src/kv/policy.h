@@ -31,7 +31,7 @@ struct AttentionGeometry {
   int n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
   std::vector<float> rope_freqs;  // ω_f, f = 0..head_dim/2-1 (after rope scaling)
   float attn_factor = 1.0f;       // YaRN mscale (fs); scores use fs²
-  // Per layer: 0 = full attention, w > 0 = sliding window of w (as KvCacheShape::layer_window;
+  // Per layer: 0 = full attention, w > 0 = sliding window of w, kNoKv = no KV (as KvCacheShape::layer_window;
   // empty = every layer full). Policies compress the full layers only.
   std::vector<int32_t> layer_window;
 };

@@ -14,7 +14,7 @@ namespace {
 // HF transformers' YaRN: blend interpolated and extrapolated frequencies with a linear ramp
 // over the bands whose wavelength falls between beta_fast and beta_slow rotations.
 void apply_yarn(std::vector<double>& freq, const ModelConfig& c, const RopeScaling& s, double base) {
-  const double d = c.head_dim;
+  const double d = c.rotary_dims();
   const double max_pos = s.original_context > 0 ? s.original_context : c.context_length;
   auto correction_dim = [&](double rotations) {
     return d * std::log(max_pos / (rotations * 2 * std::numbers::pi)) / (2 * std::log(base));
@@ -54,9 +54,9 @@ void apply_llama3(std::vector<double>& freq, const RopeScaling& s) {
 }
 
 std::vector<float> freqs_for(const ModelConfig& c, float theta, const RopeScaling& scaling) {
-  const int n = c.head_dim / 2;
+  const int n = c.rotary_dims() / 2;
   std::vector<double> freq(static_cast<size_t>(n));
-  for (int f = 0; f < n; ++f) freq[f] = std::pow(static_cast<double>(theta), -2.0 * f / c.head_dim);
+  for (int f = 0; f < n; ++f) freq[f] = std::pow(static_cast<double>(theta), -2.0 * f / c.rotary_dims());
   switch (scaling.type) {
     case RopeScalingType::None: break;
     case RopeScalingType::Linear:
@@ -84,6 +84,12 @@ bool ModelConfig::has_sliding_layers() const {
   return false;
 }
 
+bool ModelConfig::has_delta_layers() const {
+  for (const LayerConfig& L : layers)
+    if (L.mixer == MixerKind::DeltaNet) return true;
+  return false;
+}
+
 bool ModelConfig::has_moe_layers() const {
   for (const LayerConfig& L : layers)
     if (L.ffn == FfnKind::Moe) return true;
@@ -102,7 +108,7 @@ void ModelConfig::set_ffn_kinds(int sparse_step, const std::vector<int>& dense_l
 std::vector<int> ModelConfig::full_attention_layers() const {
   std::vector<int> out;
   for (int l = 0; l < n_layers; ++l)
-    if (!is_sliding(l)) out.push_back(l);
+    if (!is_sliding(l) && !is_delta(l)) out.push_back(l);
   return out;
 }
 
@@ -162,8 +168,23 @@ void ModelConfig::validate(const std::string& where) const {
   } else if (n_expert < 0 || n_expert_used < 0 || n_ff_expert < 0) {
     fail(where, ": expert counts and sizes must not be negative");
   }
-  if (!rope_freq_factors.empty() && static_cast<int64_t>(rope_freq_factors.size()) != head_dim / 2)
-    fail(where, ": rope_freqs has ", rope_freq_factors.size(), " entries, expected head_dim/2 = ", head_dim / 2);
+  if (rotary_dim < 0 || rotary_dim > head_dim || rotary_dim % 2 != 0)
+    fail(where, ": rotary dimension is ", rotary_dim, "; it must be an even number from 0 (all of head_dim) to head_dim (",
+         head_dim, ")");
+  if (!rope_freq_factors.empty() && static_cast<int64_t>(rope_freq_factors.size()) != rotary_dims() / 2)
+    fail(where, ": rope_freqs has ", rope_freq_factors.size(), " entries, expected rotary_dim/2 = ", rotary_dims() / 2);
+  if (n_ff_shared < 0 || n_ff_shared > ModelLimits::n_ff)
+    fail(where, ": shared expert size is ", n_ff_shared, "; it must be from 0 (none) to ", ModelLimits::n_ff);
+  if (has_delta_layers()) {
+    in_range("linear attention key heads", delta.n_k_heads, ModelLimits::n_heads);
+    in_range("linear attention value heads", delta.n_v_heads, ModelLimits::n_heads);
+    in_range("linear attention key head_dim", delta.head_k_dim, ModelLimits::head_dim);
+    in_range("linear attention value head_dim", delta.head_v_dim, ModelLimits::head_dim);
+    in_range("linear attention conv kernel", delta.conv_kernel, 64);
+    if (delta.n_v_heads % delta.n_k_heads != 0)
+      fail(where, ": linear attention value heads (", delta.n_v_heads, ") are not a multiple of its key heads (",
+           delta.n_k_heads, ")");
+  }
 }
 
 std::string ModelConfig::describe() const {
@@ -185,6 +206,15 @@ std::string ModelConfig::describe() const {
     os << ", " << n << " MoE layers (" << n_expert << " experts, " << n_expert_used << " used, ffn " << n_ff_expert
        << (expert_weights_norm ? ", weights renormalised" : "") << ")";
   }
+  if (has_delta_layers()) {
+    int n = 0;
+    for (const LayerConfig& L : layers) n += L.mixer == MixerKind::DeltaNet;
+    os << ", " << n << " Gated DeltaNet layers (heads " << delta.n_k_heads << "/" << delta.n_v_heads << ", dims "
+       << delta.head_k_dim << "/" << delta.head_v_dim << ", conv " << delta.conv_kernel << ")";
+  }
+  if (rotary_dim > 0 && rotary_dim < head_dim) os << ", rotary dims " << rotary_dim << " of " << head_dim;
+  if (attn_output_gate) os << ", gated attention output";
+  if (n_ff_shared > 0) os << ", shared expert ffn " << n_ff_shared;
   if (attn_sinks) os << ", attention sinks";
   if (attn_softcap > 0) os << ", attention soft-cap " << attn_softcap;
   if (final_softcap > 0) os << ", logit soft-cap " << final_softcap;

@@ -14,6 +14,9 @@ enum class RopeScalingType { None, Linear, Llama3, Yarn };
 enum class Activation { Silu, GeluTanh, SwigluOai };
 enum class AttentionKind { Full, Sliding };
 enum class FfnKind { Dense, Moe };  // SwiGLU/GeGLU MLP, or a mixture of experts (model/moe.h)
+// A layer's token mixer: softmax attention over a KV cache, or a Gated DeltaNet (linear
+// attention with a fixed-size recurrent state per sequence and no KV cache).
+enum class MixerKind { Attention, DeltaNet };
 
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::None;
@@ -56,6 +59,28 @@ struct LayerConfig {
   AttentionKind attention = AttentionKind::Full;
   int window = 0;  // sliding: keys with q_pos - k_pos < window take part
   FfnKind ffn = FfnKind::Dense;
+  MixerKind mixer = MixerKind::Attention;
+};
+
+// The Gated DeltaNet layers of a hybrid model (Qwen3.5/3.6, Qwen3-Next). One projection gives
+// q, k (n_k_heads x head_k_dim each) and v (n_v_heads x head_v_dim), which pass a causal
+// depthwise convolution of conv_kernel taps; every value head keeps a head_k_dim x head_v_dim
+// state updated by the delta rule with a decay g and a write strength beta per head and token.
+struct DeltaNetConfig {
+  int n_k_heads = 0, n_v_heads = 0, head_k_dim = 0, head_v_dim = 0, conv_kernel = 0;
+  // Which key head value head h reads. HF checkpoints group value heads by key head
+  // (h / (n_v_heads / n_k_heads)); llama.cpp's GGUF converter reorders them tiled (h % n_k_heads).
+  bool v_heads_tiled = false;
+  int key_dim() const { return n_k_heads * head_k_dim; }
+  int value_dim() const { return n_v_heads * head_v_dim; }
+  int conv_dim() const { return 2 * key_dim() + value_dim(); }
+  int k_head_of(int v_head) const {
+    return v_heads_tiled ? v_head % n_k_heads : v_head / (n_v_heads / n_k_heads);
+  }
+  // f32 floats of one sequence's state for one layer: the convolution's last conv_kernel - 1
+  // inputs, then the n_v_heads delta-rule matrices.
+  int64_t conv_state_floats() const { return static_cast<int64_t>(conv_kernel - 1) * conv_dim(); }
+  int64_t delta_state_floats() const { return static_cast<int64_t>(n_v_heads) * head_k_dim * head_v_dim; }
 };
 
 struct ModelConfig {
@@ -72,6 +97,13 @@ struct ModelConfig {
   float rms_eps = 1e-5f;
   float rope_theta = 10000.0f;
   RopeScaling rope_scaling;
+  // Partial RoPE: only the first rotary_dim coordinates of each head rotate (pairs i and
+  // i + rotary_dim/2), with frequencies theta^(-2f/rotary_dim); 0 = all of head_dim.
+  int rotary_dim = 0;
+  int rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  // Qwen3.5: q_proj emits, per head, head_dim query values then head_dim gate values, and the
+  // attention output of each head is multiplied by sigmoid(gate) before o_proj.
+  bool attn_output_gate = false;
   bool qkv_bias = false;        // qwen2: biases on q/k/v projections
   bool qk_norm = false;         // qwen3: RMSNorm over each head of q and k before RoPE
   bool tied_embeddings = false; // output projection = token embedding
@@ -102,13 +134,18 @@ struct ModelConfig {
   bool attn_out_bias = false;
   bool attn_sinks = false;
   float swiglu_limit = 7.0f;  // Activation::SwigluOai
+  // Qwen3.5-MoE: a shared expert of this hidden size beside the routed ones, its output scaled
+  // by sigmoid(shared_gate . x); 0 = none.
+  int n_ff_shared = 0;
+  // Hybrid models: the DeltaNet layers' sizes (LayerConfig::mixer).
+  DeltaNetConfig delta;
   // One entry per layer (n_layers); empty means every layer full attention, dense FFN.
   std::vector<LayerConfig> layers;
   // Per-band divisors of ω_f stored by some GGUFs (llama.cpp's rope_freqs.weight, used for
   // Llama 3.1 scaling); empty = none.
   std::vector<float> rope_freq_factors;
 
-  // Angular frequency of each RoPE band f = 0..head_dim/2-1, after rope scaling, for the
+  // Angular frequency of each rotated band f = 0..rotary_dims()/2-1, after rope scaling, for the
   // full-attention layers (the ones KV compression acts on) ...
   std::vector<float> rope_freqs() const;
   // ... and for layer l (sliding layers use the local base and scaling where set).
@@ -118,11 +155,16 @@ struct ModelConfig {
   bool has_sliding_layers() const;
   bool is_moe(int l) const { return layer(l).ffn == FfnKind::Moe; }
   bool has_moe_layers() const;
+  bool is_delta(int l) const { return layer(l).mixer == MixerKind::DeltaNet; }
+  bool has_delta_layers() const;
+  // Whether some layer is not full attention (sliding window or DeltaNet): then only
+  // full_attention_layers() are compressed and calibrated.
+  bool has_uncompressed_layers() const { return has_sliding_layers() || has_delta_layers(); }
   // Sets every layer's FFN kind as transformers' Qwen3-MoE does: a mixture of experts when
   // n_expert > 0, the layer is not in `dense_layers` (config.json mlp_only_layers) and
   // (l + 1) % sparse_step == 0 (decoder_sparse_step); dense otherwise. Sizes `layers`.
   void set_ffn_kinds(int sparse_step, const std::vector<int>& dense_layers);
-  // Layers with full attention (all of them for llama/qwen).
+  // Layers with full attention (all of them for llama/qwen; not sliding, not DeltaNet).
   std::vector<int> full_attention_layers() const;
   // YaRN attention factor (mscale); 1 for other scalings. Enters scores as its square (fs²).
   float rope_attn_factor() const;

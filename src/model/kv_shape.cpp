@@ -4,13 +4,22 @@ namespace triattn {
 
 std::vector<int32_t> layer_windows(const ModelConfig& c) {
   std::vector<int32_t> w;
-  if (c.has_sliding_layers())
-    for (int l = 0; l < c.n_layers; ++l) w.push_back(c.is_sliding(l) ? c.layer(l).window : 0);
+  if (c.has_uncompressed_layers())
+    for (int l = 0; l < c.n_layers; ++l)
+      w.push_back(c.is_delta(l) ? KvCacheShape::kNoKv : c.is_sliding(l) ? c.layer(l).window : 0);
   return w;
 }
 
+std::vector<int64_t> layer_state_floats(const ModelConfig& c) {
+  std::vector<int64_t> n;
+  if (c.has_delta_layers())
+    for (int l = 0; l < c.n_layers; ++l)
+      n.push_back(c.is_delta(l) ? c.delta.conv_state_floats() + c.delta.delta_state_floats() : 0);
+  return n;
+}
+
 KvCacheShape kv_cache_shape(const ModelConfig& c, DType type) {
-  return KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, type, layer_windows(c)};
+  return KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, type, layer_windows(c), layer_state_floats(c)};
 }
 
 }  // namespace triattn

@@ -11,8 +11,11 @@
 
 namespace triattn {
 
-// Per layer: 0 = full attention, w = a sliding window of w; empty when no layer slides.
+// Per layer: 0 = full attention, w = a sliding window of w, KvCacheShape::kNoKv = a DeltaNet
+// layer; empty when every layer is full attention.
 std::vector<int32_t> layer_windows(const ModelConfig& c);
+// Per layer: the floats of its recurrent state per sequence; empty when no layer has one.
+std::vector<int64_t> layer_state_floats(const ModelConfig& c);
 
 KvCacheShape kv_cache_shape(const ModelConfig& c, DType type);
 

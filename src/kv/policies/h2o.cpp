@@ -29,7 +29,7 @@ class H2OPolicy final : public PolicyBase<H2OPolicy, ScoredPolicy, describe_h2o>
   void observe_attention(int layer, int q_head, const float* weights, int64_t n_keys) override {
     // A sliding-window layer is trimmed by the forward pass and never pruned: nothing to rank.
     if (!layer_window_.empty() && layer < static_cast<int>(layer_window_.size()) &&
-        layer_window_[static_cast<size_t>(layer)] > 0)
+        layer_window_[static_cast<size_t>(layer)] != 0)
       return;
     const size_t s = static_cast<size_t>(layer) * n_kv_heads_ + q_head / group_;
     if (s >= acc_.size()) fail("h2o: attention of layer ", layer, " query head ", q_head, " outside the model");

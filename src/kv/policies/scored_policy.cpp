@@ -20,7 +20,7 @@ std::optional<KeepPlan> ScoredPolicy::plan_before_append(const KvCache& cache, i
     for (int64_t i = b; i < e; ++i) {
       const int l = static_cast<int>(i / H), h = static_cast<int>(i % H);
       const int s = cache.stream_index(l, h);
-      if (cache.sliding(l)) {  // bounded by its window; select_by_mode keeps it whole
+      if (cache.uncompressed(l)) {  // bounded by its window; select_by_mode keeps it whole
         splits_[s] = StreamSplit{};
         scores_[s].clear();
         continue;

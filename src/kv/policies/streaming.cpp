@@ -23,7 +23,7 @@ class StreamingPolicy final : public PolicyBase<StreamingPolicy, BudgetedPolicy,
     for (int l = 0; l < cache.shape().n_layers; ++l)
       for (int h = 0; h < cache.shape().n_kv_heads; ++h)
         plan.keep[cache.stream_index(l, h)] =
-            cache.sliding(l) ? all_rows(cache.size(l, h))  // bounded by its own window
+            cache.uncompressed(l) ? all_rows(cache.size(l, h))  // bounded by its own window
                              : keep_most_recent(split_stream(stream_positions(cache, l, h), rules), rules.budget);
     if (!plan_evicts(cache, plan)) return std::nullopt;
     return plan;

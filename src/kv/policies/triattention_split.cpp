@@ -109,7 +109,7 @@ class TriAttentionSplitPolicy final
       std::fill(sum_.begin(), sum_.end(), 0.0);
       std::fill(count_.begin(), count_.end(), 0);
       for (int l = 0; l < L; ++l) {
-        if (cache.sliding(l)) continue;  // not pruned, not scored
+        if (cache.uncompressed(l)) continue;  // not pruned, not scored
         const int st = cache.stream_index(l, h);
         const int32_t* pos = cache.positions(l, h);
         const auto& cand = splits[st].candidates;
@@ -119,7 +119,7 @@ class TriAttentionSplitPolicy final
         }
       }
       for (int l = 0; l < L; ++l) {
-        if (cache.sliding(l)) continue;
+        if (cache.uncompressed(l)) continue;
         const int st = cache.stream_index(l, h);
         const int32_t* pos = cache.positions(l, h);
         const auto& cand = splits[st].candidates;
