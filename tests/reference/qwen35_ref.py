@@ -237,8 +237,9 @@ def _partial_rope(x, pos, theta, rd):
     return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], axis=-1)
 
 
-def _full_attention(c, L, x):
+def _full_attention(c, L, x, aq):
     n, H, KV, d = x.shape[0], c["heads"], c["kv_heads"], c["head_dim"]
+    x = aq(x)
     qg = (x @ L["wq"].T).reshape(n, H, 2 * d)
     q, gate = qg[..., :d], qg[..., d:].reshape(n, H * d)
     q = R.rms_norm(q, L["q_norm"], c["eps"])
@@ -256,7 +257,7 @@ def _full_attention(c, L, x):
     out = out.reshape(n, H * d)
     if c["out_gate"]:
         out = out * _sigmoid(gate)
-    return out @ L["wo"].T
+    return aq(out) @ L["wo"].T
 
 
 def key_head(c, j):
@@ -318,8 +319,9 @@ def _conv_silu(c, L, mixed):
     return _silu(out)
 
 
-def _gated_deltanet(c, L, x, chunk):
+def _gated_deltanet(c, L, x, chunk, aq):
     n, nk, nv, dk, dv = x.shape[0], c["n_k"], c["n_v"], c["dk"], c["dv"]
+    x = aq(x)
     qkv = _conv_silu(c, L, x @ L["wqkv"].T)
     q = _l2norm(qkv[:, :nk * dk].reshape(n, nk, dk)) / math.sqrt(dk)
     k = _l2norm(qkv[:, nk * dk:2 * nk * dk].reshape(n, nk, dk))
@@ -335,7 +337,7 @@ def _gated_deltanet(c, L, x, chunk):
         else:
             o[:, j] = _delta_recurrent(q[:, kh], k[:, kh], v[:, j], g[:, j], beta[:, j])
     o = R.rms_norm(o, L["ssm_norm"], c["eps"]) * _silu(z)
-    return o.reshape(n, nv * dv) @ L["wout"].T
+    return aq(o.reshape(n, nv * dv)) @ L["wout"].T
 
 
 def route(router_logits, k):
@@ -347,39 +349,53 @@ def route(router_logits, k):
     return top, p[top] / p[top].sum()
 
 
-def _swiglu(x, gate, up, down):
-    return (_silu(x @ gate.T) * (x @ up.T)) @ down.T
+def _swiglu(x, gate, up, down, aq):
+    x = aq(x)
+    return aq(_silu(x @ gate.T) * (x @ up.T)) @ down.T
 
 
-def _moe(c, L, x, chosen):
+def _moe(c, L, x, chosen, aq):
     out = np.zeros_like(x)
     for t in range(x.shape[0]):
-        experts, weights = route(L["router"] @ x[t], c["k"])
+        experts, weights = route(L["router"] @ aq(x[t]), c["k"])
         chosen.update(int(e) for e in experts)
         for e, w in zip(experts, weights):
-            out[t] += w * _swiglu(x[t], L["gate_exps"][e], L["up_exps"][e], L["down_exps"][e])
-    shared = _swiglu(x, L["sh_gate"], L["sh_up"], L["sh_down"])
+            out[t] += w * _swiglu(x[t], L["gate_exps"][e], L["up_exps"][e], L["down_exps"][e], aq)
+    shared = _swiglu(x, L["sh_gate"], L["sh_up"], L["sh_down"], aq)
     return out + _sigmoid(x @ L["sh_gate_inp"])[:, None] * shared
 
 
-def forward(m, ids, chunk=0, chosen=None):
+def act_q8(x):
+    """Emulates how an integer matmul path sees its input (Q8_0 files): each row in blocks of 32,
+    d = max|x| / 127, x -> round(x / d) * d. Not part of the model definition; tests use it to
+    separate the engine's activation rounding from errors in the architecture."""
+    if x.shape[-1] % 32:
+        return x
+    b = x.reshape(-1, 32)
+    d = np.abs(b).max(-1, keepdims=True) / 127.0
+    return np.where(d == 0, 0.0, np.round(b / np.where(d == 0, 1.0, d)) * d).reshape(x.shape)
+
+
+def forward(m, ids, chunk=0, chosen=None, act_q8_inputs=False):
     """Logits [n_tokens, vocab]. chunk: 0 runs the DeltaNet token by token, > 0 in chunks of that
-    size. chosen (list, optional): gets per MoE layer the set of experts some token was routed to."""
+    size. chosen (list, optional): gets per MoE layer the set of experts some token was routed to.
+    act_q8_inputs: round every matrix input as a Q8_0 integer matmul does (act_q8)."""
     c = m.cfg
+    aq = act_q8 if act_q8_inputs else (lambda x: x)
     ids = np.asarray(ids)
     h = m.emb[ids].astype(np.float64)
     for i, L in enumerate(m.layers):
         x = R.rms_norm(h, L["attn_norm"], c["eps"])
-        h = h + (_full_attention(c, L, x) if c["full"][i] else _gated_deltanet(c, L, x, chunk))
+        h = h + (_full_attention(c, L, x, aq) if c["full"][i] else _gated_deltanet(c, L, x, chunk, aq))
         x = R.rms_norm(h, L["ffn_norm"], c["eps"])
         if c["moe"]:
             layer_chosen = set()
-            h = h + _moe(c, L, x, layer_chosen)
+            h = h + _moe(c, L, x, layer_chosen, aq)
             if chosen is not None:
                 chosen.append(layer_chosen)
         else:
-            h = h + _swiglu(x, L["gate"], L["up"], L["down"])
-    return R.rms_norm(h, m.norm, c["eps"]) @ m.head.T
+            h = h + _swiglu(x, L["gate"], L["up"], L["down"], aq)
+    return aq(R.rms_norm(h, m.norm, c["eps"])) @ m.head.T
 
 
 def greedy(m, ids, n_new):

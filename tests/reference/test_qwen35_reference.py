@@ -16,7 +16,11 @@ Checks, per preset:
 - the reference reads the GGUF f32 file (llama.cpp conventions: tiled value heads, 1 + w norms,
   ssm_a = -exp(A_log)) to the logits it reads from the HF f32 directory, within 1e-4;
 - engine logits at all 64 positions for GGUF f32, f16 and q8_0 and HF f32; tolerance relative to
-  the largest |logit| as in test_qwen3moe_reference.py: f32 1e-4, f16 1e-3, q8_0 3e-2;
+  the largest |logit| as in test_qwen3moe_reference.py: f32 1e-4, f16 1e-3, q8_0 3e-2 or, if
+  larger, twice the change that rounding every matrix input to 8 bits (as the engine's Q8_0 dot
+  products do; qwen35_ref.act_q8) makes to the reference's logits. Eight layers amplify that
+  rounding: on the self-check's random checkpoints (below) it moves the logits by 19% (dense)
+  and 33% (MoE: some routing flips), so a fixed 3e-2 would fail a correct engine there;
 - GGUF f32 and HF f32 engine logits agree within 1e-4, and their greedy tokens (the decode path:
   one token a step through the recurrent state) agree with each other and with the reference's
   greedy continuation;
@@ -106,8 +110,14 @@ for preset in PRESETS:
             cfg["v_order"] = saved
             c.check(effect > 10 * TOL["f32"], "%s: reading the GGUF value heads in HF's grouped order moves the "
                     "reference logits by %.3g" % (what, effect))
+        tol, note = TOL[typ], ""
+        if typ == "q8_0":
+            # 8 layers amplify the engine's 8-bit activation rounding: allow twice what the same
+            # rounding does to the reference (Q.act_q8 on every matrix input), at least 3e-2.
+            rounding = C.rel_diff(Q.forward(ref, ids, act_q8_inputs=True), full)
+            tol, note = max(tol, 2 * rounding), " [8-bit activations move the reference by %.3g]" % rounding
         got = engine[(fmt, typ)] = C.logits(path, ids, all_positions=True)
-        c.close_logits(got, full, TOL[typ], "%s: logits at %d positions" % (what, N_TOKENS))
+        c.close_logits(got, full, tol, "%s: logits at %d positions%s" % (what, N_TOKENS, note))
 
     c.close_logits(engine[("gguf", "f32")], engine[("hf", "f32")], TOL["f32"],
                    "%s: engine logits GGUF f32 vs HF f32" % preset)
