@@ -66,9 +66,9 @@ int64_t matmul_params(const Model& m) {
   const ModelConfig& c = m.config();
   int64_t n = 0;
   for (const LayerWeights& L : m.weights().layers) {
-    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.router})
+    for (const TensorView* t : L.matrices())
       if (!t->empty()) n += t->numel();
-    for (const TensorView* t : {&L.gate_exps, &L.up_exps, &L.down_exps})
+    for (const TensorView* t : L.expert_stacks())
       if (!t->empty()) n += t->numel() / c.n_expert * c.n_expert_used;
   }
   return n;
@@ -95,8 +95,10 @@ std::vector<double> phase_bytes(const Model& m, double kv) {
     if (b[phase] >= 0 && !t.empty()) b[phase] += static_cast<double>(t.nbytes());
   };
   for (const LayerWeights& L : m.weights().layers) {
-    for (const TensorView* t : {&L.wq, &L.wk, &L.wv}) add(ForwardPhases::kQkv, *t);
+    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.dn_qkv, &L.dn_z, &L.dn_beta, &L.dn_alpha})
+      add(ForwardPhases::kQkv, *t);
     add(ForwardPhases::kOutput, L.wo);
+    add(ForwardPhases::kOutput, L.dn_out);
     if (L.w_gate.empty() && L.w_up.empty()) {
       b[ForwardPhases::kFfnIn] = -1;
     } else {

@@ -11,6 +11,7 @@
 #include "cli/escape_bytes.h"
 #include "cli/kernel_environment.h"
 #include "core/error.h"
+#include "model/kv_shape.h"
 
 namespace triattn::cli {
 
@@ -59,7 +60,7 @@ int cmd_info(const std::vector<std::string>& args) {
   // head_dim is whole 32-value blocks, in the q8_0 one (0 otherwise: --kv-type q8_0 refuses it).
   auto kv_bytes_per_token_in = [&](DType t) -> int64_t {
     if (c.head_dim % block_size(t) != 0) return 0;
-    return int64_t{2} * c.n_layers * c.n_kv_heads * static_cast<int64_t>(row_bytes(t, c.head_dim));
+    return int64_t{2} * kv_layer_count(c) * c.n_kv_heads * static_cast<int64_t>(row_bytes(t, c.head_dim));
   };
   const int64_t kv_bytes_per_token = kv_bytes_per_token_in(DType::F16);
   const int64_t kv_bytes_per_token_q8 = kv_bytes_per_token_in(DType::Q8_0);
@@ -99,6 +100,7 @@ int cmd_info(const std::vector<std::string>& args) {
       {"n_expert_used", c.n_expert_used},
       {"n_ff_expert", c.n_ff_expert},
       {"kv_bytes_per_token_f16", kv_bytes_per_token},
+      {"recurrent_state_bytes_per_sequence", sequence_state_bytes(c)},
       {"kv_bytes_per_token_q8_0", kv_bytes_per_token_q8 ? nlohmann::ordered_json(kv_bytes_per_token_q8) : nullptr},
       {"tokenizer",
        {{"vocab_size", tok.vocab_size()},
@@ -136,6 +138,14 @@ int cmd_info(const std::vector<std::string>& args) {
   }
   if (c.attn_softcap > 0 || c.final_softcap > 0)
     std::cout << "; soft-caps: attention " << c.attn_softcap << ", logits " << c.final_softcap;
+  if (c.has_delta_layers()) {
+    const DeltaNetConfig& d = c.delta;
+    std::cout << "\nlayers        " << c.n_layers - kv_layer_count(c) << " Gated DeltaNet (key/value heads "
+              << d.n_k_heads << "/" << d.n_v_heads << " of " << d.head_k_dim << "/" << d.head_v_dim << ", conv "
+              << d.conv_kernel << "), " << kv_layer_count(c) << " gated attention with " << c.rotary_dims() << " of "
+              << c.head_dim << " dims rotated; recurrent state " << sequence_state_bytes(c) / 1024.0
+              << " KiB per sequence";
+  }
   if (c.has_moe_layers())
     std::cout << "\nexperts       " << c.n_expert << " of ffn " << c.n_ff_expert << ", " << c.n_expert_used
               << " used per token" << (c.expert_weights_norm ? " (weights renormalised)" : "");

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "model/kv_shape.h"
 
 namespace triattn {
 
@@ -82,9 +83,10 @@ size_t Scheduler::reservation_bytes(const Request& request, int64_t bound) const
   const int64_t step = std::max<int64_t>(1, p.settings().prefill_chunk);
   int64_t tokens = 0;  // summed over layers
   for (int l = 0; l < c.n_layers; ++l)
-    tokens += c.is_sliding(l) ? std::min(reach, c.layer(l).window - 1 + step) : full_tokens;
+    if (!c.is_delta(l)) tokens += c.is_sliding(l) ? std::min(reach, c.layer(l).window - 1 + step) : full_tokens;
   const size_t row = row_bytes(p.settings().cache_type, c.head_dim);
-  return static_cast<size_t>(tokens) * static_cast<size_t>(c.n_kv_heads) * row * 2;
+  // A DeltaNet layer keeps no rows but a fixed recurrent state per sequence.
+  return static_cast<size_t>(tokens) * static_cast<size_t>(c.n_kv_heads) * row * 2 + sequence_state_bytes(c);
 }
 
 SubmitResult Scheduler::submit(Request request) {
@@ -374,11 +376,11 @@ StepStats Scheduler::step() {
       it = running_.erase(it);
       ++st.finished;
     } else {
-      in_use += (*it)->seq->cache().bytes_in_use();
+      in_use += (*it)->seq->cache().bytes_in_use() + (*it)->seq->cache().state_bytes();
       ++it;
     }
   }
-  for (const auto& k : kept_) in_use += k->seq->cache().bytes_in_use();
+  for (const auto& k : kept_) in_use += k->seq->cache().bytes_in_use() + k->seq->cache().state_bytes();
   std::lock_guard<std::mutex> lock(mu_);
   in_use_ = in_use;
   return st;

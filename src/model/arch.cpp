@@ -104,6 +104,69 @@ std::vector<ArchTensor> gpt_oss_tensors() {
   };
 }
 
+// Qwen3.5 / Qwen3.6: each layer is either gated softmax attention (q_proj also gives the
+// output gate; per-head q/k norms; partial RoPE) or a Gated DeltaNet, then a SwiGLU MLP or
+// (qwen35moe) routed experts plus a gated shared expert. llama.cpp calls the FFN's input norm
+// post_attention_norm.
+std::vector<ArchTensor> qwen35_tensors(bool moe) {
+  std::vector<ArchTensor> t = {
+      {R::TokEmbd, "token_embd.weight", "model.embed_tokens.weight"},
+      {R::AttnNorm, "blk.{}.attn_norm.weight", "model.layers.{}.input_layernorm.weight"},
+      {R::Wq, "blk.{}.attn_q.weight", "model.layers.{}.self_attn.q_proj.weight", N::IfAttention},
+      {R::Wk, "blk.{}.attn_k.weight", "model.layers.{}.self_attn.k_proj.weight", N::IfAttention},
+      {R::Wv, "blk.{}.attn_v.weight", "model.layers.{}.self_attn.v_proj.weight", N::IfAttention},
+      {R::QNorm, "blk.{}.attn_q_norm.weight", "model.layers.{}.self_attn.q_norm.weight", N::IfAttention},
+      {R::KNorm, "blk.{}.attn_k_norm.weight", "model.layers.{}.self_attn.k_norm.weight", N::IfAttention},
+      {R::Wo, "blk.{}.attn_output.weight", "model.layers.{}.self_attn.o_proj.weight", N::IfAttention},
+      {R::DnQkv, "blk.{}.attn_qkv.weight", "model.layers.{}.linear_attn.in_proj_qkv.weight", N::IfDeltaNet},
+      {R::DnZ, "blk.{}.attn_gate.weight", "model.layers.{}.linear_attn.in_proj_z.weight", N::IfDeltaNet},
+      {R::DnBeta, "blk.{}.ssm_beta.weight", "model.layers.{}.linear_attn.in_proj_b.weight", N::IfDeltaNet},
+      {R::DnAlpha, "blk.{}.ssm_alpha.weight", "model.layers.{}.linear_attn.in_proj_a.weight", N::IfDeltaNet},
+      {R::DnConv, "blk.{}.ssm_conv1d.weight", "model.layers.{}.linear_attn.conv1d.weight", N::IfDeltaNet},
+      {R::DnDtBias, "blk.{}.ssm_dt.bias", "model.layers.{}.linear_attn.dt_bias", N::IfDeltaNet},
+      {R::DnA, "blk.{}.ssm_a", "model.layers.{}.linear_attn.A_log", N::IfDeltaNet},
+      {R::DnNorm, "blk.{}.ssm_norm.weight", "model.layers.{}.linear_attn.norm.weight", N::IfDeltaNet},
+      {R::DnOut, "blk.{}.ssm_out.weight", "model.layers.{}.linear_attn.out_proj.weight", N::IfDeltaNet},
+      {R::FfnNorm, "blk.{}.post_attention_norm.weight", "model.layers.{}.post_attention_layernorm.weight"},
+  };
+  if (moe) {
+    t.insert(t.end(), {
+        {R::Router, "blk.{}.ffn_gate_inp.weight", "model.layers.{}.mlp.gate.weight", N::IfMoeFfn},
+        {R::GateExps, "blk.{}.ffn_gate_exps.weight", "model.layers.{}.mlp.experts.{}.gate_proj.weight", N::IfMoeFfn},
+        {R::UpExps, "blk.{}.ffn_up_exps.weight", "model.layers.{}.mlp.experts.{}.up_proj.weight", N::IfMoeFfn},
+        {R::DownExps, "blk.{}.ffn_down_exps.weight", "model.layers.{}.mlp.experts.{}.down_proj.weight", N::IfMoeFfn},
+        {R::SharedGateInp, "blk.{}.ffn_gate_inp_shexp.weight", "model.layers.{}.mlp.shared_expert_gate.weight",
+         N::IfSharedExpert},
+        {R::SharedGate, "blk.{}.ffn_gate_shexp.weight", "model.layers.{}.mlp.shared_expert.gate_proj.weight",
+         N::IfSharedExpert},
+        {R::SharedUp, "blk.{}.ffn_up_shexp.weight", "model.layers.{}.mlp.shared_expert.up_proj.weight",
+         N::IfSharedExpert},
+        {R::SharedDown, "blk.{}.ffn_down_shexp.weight", "model.layers.{}.mlp.shared_expert.down_proj.weight",
+         N::IfSharedExpert},
+    });
+  }
+  t.insert(t.end(), {
+      {R::Gate, "blk.{}.ffn_gate.weight", "model.layers.{}.mlp.gate_proj.weight", N::IfDenseFfn},
+      {R::Up, "blk.{}.ffn_up.weight", "model.layers.{}.mlp.up_proj.weight", N::IfDenseFfn},
+      {R::Down, "blk.{}.ffn_down.weight", "model.layers.{}.mlp.down_proj.weight", N::IfDenseFfn},
+      {R::OutputNorm, "output_norm.weight", "model.norm.weight"},
+      {R::Output, "output.weight", "lm_head.weight", N::IfUntied},
+  });
+  return t;
+}
+
+ArchTraits qwen35_traits() {
+  ArchTraits t;
+  t.qk_norm = true;
+  t.hf_norm_plus_one = true;  // zero-centred RMSNorm: HF's w acts as 1 + w (the gated norm excepted)
+  t.gguf_expert_weights_norm = true;  // the router always renormalises its top k
+  t.attn_output_gate = true;
+  t.rotary_fraction = 0.25f;
+  t.full_attention_interval = 4;
+  t.hf_text_config = true;
+  return t;
+}
+
 ArchTraits gpt_oss_traits() {
   ArchTraits t;
   t.qkv_bias = true;
@@ -149,6 +212,11 @@ const std::vector<ArchInfo>& table() {
     // Gemma 2: every other layer (0, 2, ...) sliding; soft-capping values come from the file.
     a.push_back({"gpt-oss", {"gpt_oss"}, "GptOssForCausalLM", gpt_oss_traits(), gpt_oss_tensors()});
     a.push_back({"gemma2", {"gemma2"}, "Gemma2ForCausalLM", gemma_traits(false, 2, 0), gemma_tensors()});
+    // Qwen3.5 / Qwen3.6 hybrids: three Gated DeltaNet layers, then one gated attention layer.
+    a.push_back({"qwen35", {"qwen3_5", "qwen3_5_text"}, "Qwen3_5ForConditionalGeneration", qwen35_traits(),
+                 qwen35_tensors(false)});
+    a.push_back({"qwen35moe", {"qwen3_5_moe", "qwen3_5_moe_text"}, "Qwen3_5MoeForConditionalGeneration",
+                 qwen35_traits(), qwen35_tensors(true)});
     // Gemma 3 (text): five sliding layers then one full; local RoPE base 10000.
     a.push_back({"gemma3", {"gemma3_text"}, "Gemma3ForCausalLM", gemma_traits(true, 6, 10000.0f), gemma_tensors()});
     return a;
@@ -220,11 +288,19 @@ bool role_is_norm(TensorRole r) {
 
 bool role_is_vector(TensorRole r) {
   return role_is_norm(r) || r == R::Bq || r == R::Bk || r == R::Bv || r == R::Bo || r == R::Sinks ||
-         r == R::RouterBias || role_is_expert_bias(r);
+         r == R::RouterBias || role_is_expert_bias(r) || r == R::DnConv || r == R::DnDtBias || r == R::DnA ||
+         r == R::DnNorm || r == R::SharedGateInp;
+}
+
+std::string hf_checkpoint_name(const ArchInfo& a, const std::string& name) {
+  if (!a.traits.hf_text_config || name.rfind("model.", 0) != 0) return name;
+  return "model.language_model." + name.substr(6);
 }
 
 bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer) {
-  if ((t.need == N::IfDenseFfn || t.need == N::IfMoeFfn || t.need == N::IfMoeBias) && (layer < 0 || layer >= c.n_layers))
+  const bool per_layer_need = t.need == N::IfDenseFfn || t.need == N::IfMoeFfn || t.need == N::IfMoeBias ||
+                              t.need == N::IfAttention || t.need == N::IfDeltaNet || t.need == N::IfSharedExpert;
+  if (per_layer_need && (layer < 0 || layer >= c.n_layers))
     fail("internal: whether tensor '", t.gguf, "' is needed depends on its layer, and layer ", layer, " was given");
   switch (t.need) {
     case N::Always: return true;
@@ -236,6 +312,9 @@ bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer) {
     case N::IfMoeBias: return c.moe_bias && c.is_moe(layer);
     case N::IfOutBias: return c.attn_out_bias;
     case N::IfSinks: return c.attn_sinks;
+    case N::IfAttention: return !c.is_delta(layer);
+    case N::IfDeltaNet: return c.is_delta(layer);
+    case N::IfSharedExpert: return c.n_ff_shared > 0 && c.is_moe(layer);
   }
   return true;
 }
@@ -247,7 +326,7 @@ std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c) {
   switch (r) {
     case R::TokEmbd: case R::Output: return {V, E};
     case R::OutputNorm: case R::AttnNorm: case R::PostAttnNorm: case R::FfnNorm: case R::PostFfnNorm: return {E};
-    case R::Wq: return {Q, E};
+    case R::Wq: return {c.attn_output_gate ? 2 * Q : Q, E};
     case R::Wk: case R::Wv: return {KV, E};
     case R::Bq: return {Q};
     case R::Bk: case R::Bv: return {KV};
@@ -263,6 +342,16 @@ std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c) {
     case R::RouterBias: return {X};
     case R::GateExpsBias: case R::UpExpsBias: return {X, XF};
     case R::DownExpsBias: return {X, E};
+    case R::DnQkv: return {c.delta.conv_dim(), E};
+    case R::DnZ: return {c.delta.value_dim(), E};
+    case R::DnBeta: case R::DnAlpha: return {c.delta.n_v_heads, E};
+    case R::DnConv: return {c.delta.conv_dim(), c.delta.conv_kernel};
+    case R::DnDtBias: case R::DnA: return {c.delta.n_v_heads};
+    case R::DnNorm: return {c.delta.head_v_dim};
+    case R::DnOut: return {E, c.delta.value_dim()};
+    case R::SharedGateInp: return {E};
+    case R::SharedGate: case R::SharedUp: return {c.n_ff_shared, E};
+    case R::SharedDown: return {E, c.n_ff_shared};
   }
   return {};
 }
@@ -279,6 +368,14 @@ void apply_arch_traits(const ArchInfo& a, ModelConfig& c) {
   c.attn_out_bias = t.attn_out_bias;
   c.attn_sinks = t.attn_sinks;
   if (c.rope_theta_local == 0 && c.sliding_window > 0) c.rope_theta_local = t.default_rope_theta_local;
+  c.attn_output_gate = t.attn_output_gate;
+  if (c.rotary_dim == 0 && t.rotary_fraction < 1.0f && c.head_dim > 0)
+    c.rotary_dim = static_cast<int>(c.head_dim * t.rotary_fraction) / 2 * 2;
+  if (c.layers.empty() && t.full_attention_interval > 0 && c.n_layers > 0) {
+    c.layers.resize(static_cast<size_t>(c.n_layers));
+    for (int l = 0; l < c.n_layers; ++l)
+      if ((l + 1) % t.full_attention_interval != 0) c.layers[l].mixer = MixerKind::DeltaNet;
+  }
   if (c.layers.empty() && t.sliding_period > 0 && c.sliding_window > 0 && c.n_layers > 0) {
     c.layers.resize(static_cast<size_t>(c.n_layers));
     for (int l = 0; l < c.n_layers; ++l)

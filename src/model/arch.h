@@ -24,6 +24,12 @@ enum class TensorRole {
   PostFfnNorm,                                    // Gemma: norm of the FFN output
   Bo, Sinks,                                      // gpt-oss: attention output bias, per-head sink logits
   RouterBias, GateExpsBias, UpExpsBias, DownExpsBias,  // gpt-oss: [n_expert] and [n_expert, n] biases
+  // Gated DeltaNet layers (Qwen3.5): in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, the
+  // depthwise conv [conv_dim, kernel], dt_bias, A (-exp(A_log), as GGUF stores it), the
+  // gated norm [head_v_dim] and out_proj.
+  DnQkv, DnZ, DnBeta, DnAlpha, DnConv, DnDtBias, DnA, DnNorm, DnOut,
+  // Qwen3.5-MoE's shared expert: its gate logit weights [n_embd] and its SwiGLU matrices.
+  SharedGateInp, SharedGate, SharedUp, SharedDown,
 };
 
 // When an architecture's tensor is present.
@@ -37,6 +43,9 @@ enum class TensorNeed {
   IfMoeBias,  // a MoE layer of a model with router and expert biases (cfg.moe_bias)
   IfOutBias,  // cfg.attn_out_bias
   IfSinks,    // cfg.attn_sinks
+  IfAttention,    // the layer is softmax attention (not a DeltaNet layer)
+  IfDeltaNet,     // the layer is a Gated DeltaNet layer
+  IfSharedExpert, // a MoE layer of a model with a shared expert (cfg.n_ff_shared > 0)
 };
 
 struct ArchTensor {
@@ -81,6 +90,15 @@ struct ArchTraits {
   // (gate and up interleaved on the last axis) and down_proj [n_expert, n_ff, n_embd], input
   // major, or into MXFP4 *_blocks/*_scales (model/loader_hf_experts.h).
   bool hf_fused_experts = false;
+  // Qwen3.5: q_proj also gives each head's output gate (ModelConfig::attn_output_gate); RoPE
+  // rotates rotary_fraction of head_dim when the file does not say; without layer_types, every
+  // full_attention_interval-th layer is attention and the others Gated DeltaNet.
+  bool attn_output_gate = false;
+  float rotary_fraction = 1.0f;
+  int full_attention_interval = 0;
+  // Qwen3.5 as released is a multimodal checkpoint: config.json holds the text model's sizes
+  // in "text_config" and its tensors are named "model.language_model.…" (hf_checkpoint_name).
+  bool hf_text_config = false;
 };
 
 struct ArchInfo {
@@ -110,12 +128,16 @@ bool role_is_per_layer(TensorRole r);
 bool role_is_expert(TensorRole r);   // GateExps, UpExps, DownExps: 3-D, one matrix per expert
 bool role_is_expert_bias(TensorRole r);  // GateExpsBias, UpExpsBias, DownExpsBias: [n_expert, n]
 bool role_is_vector(TensorRole r);   // norms, biases and sinks (f32 at run time; expert biases 2-D)
-bool role_is_norm(TensorRole r);
+bool role_is_norm(TensorRole r);  // RMSNorm weights (HF's 1 + w where hf_norm_plus_one); not DnNorm
 // Whether the model `c` has tensor `t` (in layer `layer`, for per-layer tensors).
 bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer = -1);
 // Shape of a role's tensor in HF layout ([out, in] for matrices, [n] for vectors; experts
 // [n_expert, out, in], each HF expert tensor being one [out, in] slice).
 std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c);
+
+// The name of an HF tensor in a checkpoint of architecture `a` as released: the table's
+// "model.…" names become "model.language_model.…" for hf_text_config architectures.
+std::string hf_checkpoint_name(const ArchInfo& a, const std::string& name);
 
 // Fills c's traits-derived fields (qk_norm, post_norms, activation, ...) from the entry and
 // the per-layer table from the traits' pattern and c.sliding_window (when layer_types was not

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "ops/gated_delta.h"
 #include "ops/ops.h"
 
 namespace triattn {
@@ -72,7 +73,10 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
     const LayerWeights& L = w.layers[l];
     for (int64_t t = 0; t < T; ++t)
       ops::rmsnorm(&x_[t * E], static_cast<const float*>(L.attn_norm.data), &xn_[t * E], E, c.rms_eps);
-    attention_block(l, items, clock);
+    if (c.is_delta(l))
+      delta_block(l, items, clock);
+    else
+      attention_block(l, items, clock);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
     for (int64_t t = 0; t < T; ++t)
       ops::rmsnorm(&x_[t * E], static_cast<const float*>(L.ffn_norm.data), &xn_[t * E], E, c.rms_eps);
@@ -114,6 +118,16 @@ int64_t Forward::flatten(std::span<const ForwardItem> items) {
   x_.resize(T * E);
   xn_.resize(T * std::max(E, Q));
   q_.resize(T * Q);
+  if (c.attn_output_gate) qg_.resize(T * 2 * Q), out_gate_.resize(T * Q);
+  if (c.has_delta_layers()) {
+    const DeltaNetConfig& d = c.delta;
+    dn_qkv_.resize(T * d.conv_dim());
+    dn_conv_.resize(T * d.conv_dim());
+    dn_z_.resize(T * d.value_dim());
+    dn_out_.resize(T * d.value_dim());
+    dn_beta_.resize(T * d.n_v_heads);
+    dn_g_.resize(T * d.n_v_heads);
+  }
   k_.resize(T * K);
   v_.resize(T * K);
   att_.resize(T * Q);
@@ -137,7 +151,7 @@ void Forward::embed() {
 // (Gemma 3), one for those.
 void Forward::rope_tables() {
   const ModelConfig& c = model_.config();
-  const int half = c.head_dim / 2;
+  const int half = c.rotary_dims() / 2;
   auto table = [&](const std::vector<float>& freqs, std::vector<float>& cs, std::vector<float>& sn) {
     cs.resize(T_ * half);
     sn.resize(T_ * half);
@@ -163,7 +177,7 @@ void Forward::attention_block(int l, std::span<const ForwardItem> items, PhaseCl
   const LayerWeights& L = model_.weights().layers[l];
   const LayerConfig lc = c.layer(l);
   const int64_t T = T_, E = c.n_embd, d = c.head_dim, Q = c.n_heads * d, K = c.n_kv_heads * d;
-  const int half = static_cast<int>(d / 2);
+  const int rotary = c.rotary_dims(), half = rotary / 2;
   const bool sliding = lc.attention == AttentionKind::Sliding;
   const bool local_rope = sliding && c.rope_theta_local > 0;
   const float* cos_l = local_rope ? cos_local_.data() : cos_.data();
@@ -171,10 +185,12 @@ void Forward::attention_block(int l, std::span<const ForwardItem> items, PhaseCl
 
   // Q, K and V in one parallel call: one quantization of the input and one synchronisation
   // of the threads instead of three.
-  const ops::MatmulTarget qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
+  const ops::MatmulTarget qkv[] = {{&L.wq, c.attn_output_gate ? qg_.data() : q_.data()}, {&L.wk, k_.data()},
+                                   {&L.wv, v_.data()}};
   clock.mark(ForwardPhases::kOther);
   ops::matmul_group(qkv, xn_.data(), T, pool_);
   clock.mark(ForwardPhases::kQkv);
+  if (c.attn_output_gate) split_query_gate(T);
   add_bias(q_.data(), L.bq, T, Q);
   add_bias(k_.data(), L.bk, T, K);
   add_bias(v_.data(), L.bv, T, K);
@@ -186,8 +202,14 @@ void Forward::attention_block(int l, std::span<const ForwardItem> items, PhaseCl
     t0 += n;
   }
   for (int64_t t = 0; t < T; ++t) {
-    ops::rope(&q_[t * Q], c.n_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
-    ops::rope(&k_[t * K], c.n_kv_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
+    if (rotary == d) {
+      ops::rope(&q_[t * Q], c.n_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
+      ops::rope(&k_[t * K], c.n_kv_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
+    } else {  // partial RoPE: the first `rotary` coordinates of each head, as a head of that size
+      for (int h = 0; h < c.n_heads; ++h) ops::rope(&q_[t * Q + h * d], 1, rotary, cos_l + t * half, sin_l + t * half);
+      for (int h = 0; h < c.n_kv_heads; ++h)
+        ops::rope(&k_[t * K + h * d], 1, rotary, cos_l + t * half, sin_l + t * half);
+    }
     items[owner_[t]].cache->append(l, pos_[t], &k_[t * K], &v_[t * K]);
   }
   clock.mark(ForwardPhases::kOther);
@@ -211,12 +233,79 @@ void Forward::attention_block(int l, std::span<const ForwardItem> items, PhaseCl
         const int64_t next = it.cache->n_processed() + static_cast<int64_t>(it.tokens.size());
         if (next - lc.window + 1 > 0) it.cache->drop_before(l, static_cast<int32_t>(next - lc.window + 1));
       }
+  if (c.attn_output_gate)
+    for (int64_t i = 0; i < T * Q; ++i) att_[i] /= 1.0f + std::exp(-out_gate_[i]);
   clock.mark(ForwardPhases::kAttention);
 
   ops::matmul(L.wo, att_.data(), T, tmp_.data(), pool_);
   clock.mark(ForwardPhases::kOutput);
   add_bias(tmp_.data(), L.bo, T, E);
   post_norm(tmp_.data(), L.post_attn_norm, T, E, c.rms_eps);
+}
+
+// Qwen3.5's q_proj output holds, per head, head_dim query values then head_dim gate values.
+void Forward::split_query_gate(int64_t T) {
+  const ModelConfig& c = model_.config();
+  const int64_t d = c.head_dim, Q = c.n_heads * d;
+  for (int64_t t = 0; t < T; ++t)
+    for (int h = 0; h < c.n_heads; ++h) {
+      const float* src = &qg_[t * 2 * Q + h * 2 * d];
+      std::memcpy(&q_[t * Q + h * d], src, sizeof(float) * static_cast<size_t>(d));
+      std::memcpy(&out_gate_[t * Q + h * d], src + d, sizeof(float) * static_cast<size_t>(d));
+    }
+}
+
+// A Gated DeltaNet layer on xn_ into tmp_: the input projections, then per sequence the causal
+// conv and the delta rule from its recurrent state (kept in its cache, KvCache::state), the
+// gated norm per value head, the output projection.
+void Forward::delta_block(int l, std::span<const ForwardItem> items, PhaseClock& clock) {
+  const ModelConfig& c = model_.config();
+  const LayerWeights& L = model_.weights().layers[l];
+  const DeltaNetConfig& d = c.delta;
+  const int64_t T = T_, C = d.conv_dim(), H = d.n_v_heads, dv = d.head_v_dim;
+  const ops::MatmulTarget in[] = {
+      {&L.dn_qkv, dn_qkv_.data()}, {&L.dn_z, dn_z_.data()}, {&L.dn_beta, dn_beta_.data()}, {&L.dn_alpha, dn_g_.data()}};
+  clock.mark(ForwardPhases::kOther);
+  ops::matmul_group(in, xn_.data(), T, pool_);
+  clock.mark(ForwardPhases::kQkv);
+  const auto* dt_bias = static_cast<const float*>(L.dn_dt_bias.data);
+  const auto* a = static_cast<const float*>(L.dn_a.data);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h) {
+      dn_beta_[t * H + h] = ops::delta_beta(dn_beta_[t * H + h]);
+      dn_g_[t * H + h] = ops::delta_decay(dn_g_[t * H + h], dt_bias[h], a[h]);
+    }
+  std::vector<int64_t> first(items.size() + 1, 0);  // item i's tokens: [first[i], first[i + 1])
+  for (size_t i = 0; i < items.size(); ++i) first[i + 1] = first[i] + static_cast<int64_t>(items[i].tokens.size());
+  const int64_t conv_floats = d.conv_state_floats();
+  const ops::DeltaShape shape{d.n_k_heads, d.n_v_heads, d.head_k_dim, d.head_v_dim, d.v_heads_tiled};
+  parallel_for_dynamic(pool_, static_cast<int64_t>(items.size()), [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t n = first[i + 1] - first[i];
+      if (n == 0) continue;
+      ops::causal_conv1d_silu(n, static_cast<int>(C), d.conv_kernel, &dn_qkv_[first[i] * C], C,
+                              static_cast<const float*>(L.dn_conv.data), items[i].cache->state(l), &dn_conv_[first[i] * C],
+                              C);
+    }
+  });
+  // One unit of work per (sequence, value head): each head's state is its own.
+  parallel_for_dynamic(pool_, static_cast<int64_t>(items.size()) * H, [&](int64_t b, int64_t e, int) {
+    for (int64_t u = b; u < e; ++u) {
+      const int64_t i = u / H, h = u % H, t0 = first[i], n = first[i + 1] - t0;
+      if (n == 0) continue;
+      float* state = items[i].cache->state(l) + conv_floats;
+      ops::gated_delta_rule(shape, n, &dn_conv_[t0 * C], C, &dn_g_[t0 * H], &dn_beta_[t0 * H], H, state,
+                            &dn_out_[t0 * H * dv], H * dv, static_cast<int>(h), static_cast<int>(h) + 1);
+      for (int64_t t = t0; t < t0 + n; ++t) {
+        float* y = &dn_out_[(t * H + h) * dv];
+        ops::gated_rmsnorm(y, &dn_z_[(t * H + h) * dv], static_cast<const float*>(L.dn_norm.data),
+                           static_cast<int>(dv), c.rms_eps, y);
+      }
+    }
+  });
+  clock.mark(ForwardPhases::kAttention);
+  ops::matmul(L.dn_out, dn_out_.data(), T, tmp_.data(), pool_);
+  clock.mark(ForwardPhases::kOutput);
 }
 
 // The FFN of layer l (dense or MoE) on xn_ into tmp_.

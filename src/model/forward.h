@@ -1,5 +1,7 @@
 #pragma once
-// The one generic decoder forward pass (llama / qwen2 / qwen3 / qwen3moe / gpt-oss / gemma as data in ModelConfig).
+// The one generic decoder forward pass (llama / qwen2 / qwen3 / qwen3moe / gpt-oss / gemma /
+// qwen35 as data in ModelConfig). Each layer mixes tokens by attention over the KV cache or,
+// in a hybrid model, by a Gated DeltaNet over a recurrent state kept in the same cache.
 // A call takes a batch of items from independent sequences, each with its own KV cache;
 // item tokens continue that cache at positions cache.n_processed() + i. Work for all items
 // is batched through the weight matrices (prefill is matrix-matrix).
@@ -47,6 +49,8 @@ class Forward {
   void embed();
   void rope_tables();
   void attention_block(int l, std::span<const ForwardItem> items, PhaseClock& clock);
+  void split_query_gate(int64_t T);
+  void delta_block(int l, std::span<const ForwardItem> items, PhaseClock& clock);
   void ffn_block(int l, PhaseClock& clock);
   void output_logits(std::span<const ForwardItem> items, std::vector<std::vector<float>>& logits);
 
@@ -56,6 +60,8 @@ class Forward {
   int64_t T_ = 0;
   std::vector<int32_t> tok_, pos_, owner_;
   std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, cos_, sin_, cos_local_, sin_local_;
+  std::vector<float> qg_, out_gate_;  // gated attention: q_proj's output, the output gate
+  std::vector<float> dn_qkv_, dn_conv_, dn_z_, dn_out_, dn_beta_, dn_g_;  // DeltaNet layers
   BatchedAttention attention_;
   MoeFfn moe_;  // the MoE layers' FFN and its scratch
   ForwardPhases* phases_ = nullptr;

@@ -18,6 +18,18 @@ std::vector<int64_t> layer_state_floats(const ModelConfig& c) {
   return n;
 }
 
+int kv_layer_count(const ModelConfig& c) {
+  int n = 0;
+  for (int l = 0; l < c.n_layers; ++l) n += !c.is_delta(l);
+  return n;
+}
+
+size_t sequence_state_bytes(const ModelConfig& c) {
+  size_t floats = 0;
+  for (int64_t n : layer_state_floats(c)) floats += static_cast<size_t>(n);
+  return floats * sizeof(float);
+}
+
 KvCacheShape kv_cache_shape(const ModelConfig& c, DType type) {
   return KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, type, layer_windows(c), layer_state_floats(c)};
 }

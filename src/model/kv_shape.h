@@ -19,4 +19,9 @@ std::vector<int64_t> layer_state_floats(const ModelConfig& c);
 
 KvCacheShape kv_cache_shape(const ModelConfig& c, DType type);
 
+// Layers that keep KV rows (all but DeltaNet layers), and the bytes of one sequence's
+// recurrent state (0 without DeltaNet layers): what admission counts beside the rows.
+int kv_layer_count(const ModelConfig& c);
+size_t sequence_state_bytes(const ModelConfig& c);
+
 }  // namespace triattn

@@ -43,6 +43,32 @@ void read_gguf_experts(const GgufFile& gguf, const std::string& path, const Arch
   c.set_ffn_kinds(1, dense);
 }
 
+// Gated DeltaNet layers (llama.cpp's qwen35 keys, named after Mamba's): value heads of
+// ssm.inner_size / time_step_rank, key heads of state_size, in the converter's tiled order.
+// Layers whose index + 1 is a multiple of full_attention_interval are attention, the others
+// DeltaNet.
+void read_gguf_delta_net(const GgufFile& gguf, const std::string& path, const ArchTraits& traits, ModelConfig& c) {
+  if (traits.full_attention_interval == 0) return;
+  const std::string k = c.arch + ".";
+  auto dim = [&](const std::string& key, int64_t max) { return checked_dim(path, key, gguf.get_int(key), max); };
+  const int interval = gguf.has(k + "full_attention_interval")
+                           ? dim(k + "full_attention_interval", ModelLimits::n_layers)
+                           : traits.full_attention_interval;
+  c.layers.assign(static_cast<size_t>(c.n_layers), LayerConfig{});
+  for (int l = 0; l < c.n_layers; ++l)
+    if ((l + 1) % interval != 0) c.layers[static_cast<size_t>(l)].mixer = MixerKind::DeltaNet;
+  DeltaNetConfig& d = c.delta;
+  d.conv_kernel = dim(k + "ssm.conv_kernel", 64);
+  d.head_k_dim = dim(k + "ssm.state_size", ModelLimits::head_dim);
+  d.n_k_heads = dim(k + "ssm.group_count", ModelLimits::n_heads);
+  d.n_v_heads = dim(k + "ssm.time_step_rank", ModelLimits::n_heads);
+  const int inner = dim(k + "ssm.inner_size", ModelLimits::n_embd);
+  if (inner % d.n_v_heads != 0)
+    fail(path, ": ", k, "ssm.inner_size ", inner, " is not a multiple of ", k, "ssm.time_step_rank ", d.n_v_heads);
+  d.head_v_dim = inner / d.n_v_heads;
+  d.v_heads_tiled = true;
+}
+
 }  // namespace
 
 void load_gguf_model(ModelBuilder& m, const std::string& path) {
@@ -66,7 +92,7 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   c.name = gguf->get_string_opt("general.name").value_or(std::filesystem::path(path).stem().string());
   c.n_layers = dim(k + "block_count", Lim::n_layers);
   c.n_embd = dim(k + "embedding_length", Lim::n_embd);
-  c.n_ff = dim(k + "feed_forward_length", Lim::n_ff);
+  c.n_ff = dim_or(k + "feed_forward_length", Lim::n_ff, 0);  // a MoE file may give only its experts' size
   c.n_heads = dim(k + "attention.head_count", Lim::n_heads);
   c.n_kv_heads = dim_or(k + "attention.head_count_kv", Lim::n_heads, c.n_heads);
   if (gguf->has(k + "attention.key_length")) {
@@ -86,10 +112,11 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   }
   if (gguf->has(k + "rope.dimension_count")) {
     const int dims = dim(k + "rope.dimension_count", Lim::head_dim);
-    if (dims != c.head_dim)
-      fail(path, ": ", k, "rope.dimension_count ", dims, " differs from head_dim ", c.head_dim,
-           dims < c.head_dim ? " (partial RoPE is not supported)"
-                             : " (RoPE cannot rotate more dimensions than a head has)");
+    if (dims > c.head_dim)
+      fail(path, ": ", k, "rope.dimension_count ", dims, " is above head_dim ", c.head_dim,
+           " (RoPE cannot rotate more dimensions than a head has)");
+    if (dims % 2 != 0) fail(path, ": ", k, "rope.dimension_count ", dims, " is odd (RoPE rotates pairs)");
+    c.rotary_dim = dims;  // below head_dim: partial RoPE, the first dims coordinates rotate
   }
   c.context_length = dim_or(k + "context_length", Lim::context_length, 2048);
   c.rms_eps = static_cast<float>(gguf->get_float_opt(k + "attention.layer_norm_rms_epsilon").value_or(1e-5));
@@ -114,6 +141,7 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   c.attn_softcap = static_cast<float>(gguf->get_float_opt(k + "attn_logit_softcapping").value_or(0.0));
   c.final_softcap = static_cast<float>(gguf->get_float_opt(k + "final_logit_softcapping").value_or(0.0));
   c.query_scale = static_cast<float>(gguf->get_float_opt(k + "attention.scale").value_or(0.0));
+  read_gguf_delta_net(*gguf, path, *traits, c);
   apply_arch_traits(*info, c);
 
   std::vector<std::string> names;
@@ -122,6 +150,12 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   // Before the layer table is sized by block_count.
   census.check_layer_count(c.n_layers, path + ": " + k + "block_count", "the file");
   read_gguf_experts(*gguf, path, *traits, c);
+  if (c.has_moe_layers() && gguf->has(k + "expert_shared_feed_forward_length"))
+    c.n_ff_shared = dim(k + "expert_shared_feed_forward_length", Lim::n_ff);
+  if (c.n_ff == 0) {
+    if (c.n_ff_expert == 0) fail(path, ": ", k, "feed_forward_length is missing");
+    c.n_ff = c.n_ff_expert;
+  }
 
   auto tensor = [&](const std::string& name) -> TensorView {
     const GgufTensorInfo* t = gguf->find_tensor(name);

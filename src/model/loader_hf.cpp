@@ -87,10 +87,37 @@ void read_hf_experts(const JsonFields& cfg, const json& raw, ModelConfig& c) {
   c.set_ffn_kinds(step, dense);
 }
 
+// Qwen3.5's RoPE (rope_parameters: theta, the rotated fraction of each head; the M-RoPE
+// sections reduce to plain RoPE for text) and its layer mix (layer_types: linear_attention
+// layers are Gated DeltaNets of the linear_* sizes).
+void read_hf_rope_parameters(const JsonFields& cfg, ModelConfig& c) {
+  const std::optional<JsonFields> r = cfg.object_or_none("rope_parameters");
+  if (!r) return;
+  const std::string type = r->text_or("rope_type", "default");
+  if (type != "default") fail(cfg.file(), ": rope_parameters.rope_type '", type, "' is not supported (default)");
+  c.rope_theta = r->positive_float_or("rope_theta", c.rope_theta);
+  const float fraction = r->positive_float_or("partial_rotary_factor", 1.0f);
+  if (fraction > 1.0f) fail(cfg.file(), ": rope_parameters.partial_rotary_factor ", fraction, " is above 1");
+  c.rotary_dim = static_cast<int>(static_cast<float>(c.head_dim) * fraction) / 2 * 2;
+}
+
+void read_hf_delta_net(const JsonFields& cfg, ModelConfig& c) {
+  if (!c.has_delta_layers()) return;
+  using Lim = ModelLimits;
+  DeltaNetConfig& d = c.delta;
+  d.n_k_heads = static_cast<int>(cfg.positive_int("linear_num_key_heads", Lim::n_heads));
+  d.n_v_heads = static_cast<int>(cfg.positive_int("linear_num_value_heads", Lim::n_heads));
+  d.head_k_dim = static_cast<int>(cfg.positive_int("linear_key_head_dim", Lim::head_dim));
+  d.head_v_dim = static_cast<int>(cfg.positive_int("linear_value_head_dim", Lim::head_dim));
+  d.conv_kernel = static_cast<int>(cfg.positive_int_or("linear_conv_kernel_dim", 64, 4));
+  d.v_heads_tiled = false;  // HF: value heads grouped by key head
+}
+
 // config.json -> ModelConfig. Every value is range-checked as read (JsonFields), so nothing
-// is truncated or wrapped on its way into the config's ints.
-const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::string& dir, ModelConfig& c) {
-  const std::string type = cfg.text("model_type");
+// is truncated or wrapped on its way into the config's ints. `cfg` holds the text model's
+// fields (config.json itself, or its text_config), `type` the file's model_type.
+const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::string& type, const std::string& dir,
+                             ModelConfig& c) {
   const ArchInfo* info = find_arch_hf(type);
   if (!info) fail(cfg.file(), ": model_type '", type, "' is not supported (", arch_hf_names(), ")");
   c.arch = std::string(info->name);
@@ -99,7 +126,10 @@ const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::
   using Lim = ModelLimits;
   c.n_layers = static_cast<int>(cfg.positive_int("num_hidden_layers", Lim::n_layers));
   c.n_embd = static_cast<int>(cfg.positive_int("hidden_size", Lim::n_embd));
-  c.n_ff = static_cast<int>(cfg.positive_int("intermediate_size", Lim::n_ff));
+  // A MoE model with no dense layer may give only its experts' size.
+  c.n_ff = static_cast<int>(cfg.has("intermediate_size") || !cfg.has("moe_intermediate_size")
+                                ? cfg.positive_int("intermediate_size", Lim::n_ff)
+                                : cfg.positive_int("moe_intermediate_size", Lim::n_ff));
   c.n_heads = static_cast<int>(cfg.positive_int("num_attention_heads", Lim::n_heads));
   c.n_kv_heads = static_cast<int>(cfg.positive_int_or("num_key_value_heads", Lim::n_heads, c.n_heads));
   if (cfg.has("head_dim")) {
@@ -133,12 +163,21 @@ const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::
     for (size_t l = 0; l < it->size(); ++l) {
       const std::string t = (*it)[l].is_string() ? (*it)[l].get<std::string>() : std::string("?");
       if (t == "sliding_attention") c.layers[l] = {AttentionKind::Sliding, c.sliding_window};
+      else if (t == "linear_attention" && info->traits.full_attention_interval > 0) c.layers[l].mixer = MixerKind::DeltaNet;
       else if (t != "full_attention")
-        fail(cfg.file(), ": layer_types[", l, "] is '", t, "' (expected full_attention or sliding_attention)");
+        fail(cfg.file(), ": layer_types[", l, "] is '", t, "' (expected full_attention or sliding_attention",
+             info->traits.full_attention_interval > 0 ? ", or linear_attention)" : ")");
     }
   }
+  read_hf_rope_parameters(cfg, c);
   apply_arch_traits(*info, c);
+  read_hf_delta_net(cfg, c);
   read_hf_experts(cfg, raw, c);
+  if (c.has_moe_layers() && info->traits.full_attention_interval > 0) {
+    // Qwen3.5-MoE: the router always renormalises its top k; a gated shared expert beside it.
+    c.expert_weights_norm = true;
+    c.n_ff_shared = static_cast<int>(cfg.positive_int_or("shared_expert_intermediate_size", Lim::n_ff, 0));
+  }
   // transformers applies rope_scaling to the global (full) layers only: where sliding layers
   // have their own base (Gemma 3), rope_scaling_local stays none.
   const std::string act = cfg.text_or("hidden_act", cfg.text_or("hidden_activation", ""));
@@ -155,16 +194,27 @@ void load_hf_model(ModelBuilder& m, const std::string& dir) {
   const std::string cfg_path = (std::filesystem::path(dir) / "config.json").string();
   const json cfg_json = read_json(cfg_path);
   ModelConfig& c = m.config();
-  const ArchInfo& info = parse_config(JsonFields(cfg_json, cfg_path), cfg_json, dir, c);
+  const JsonFields top(cfg_json, cfg_path);
+  // A multimodal checkpoint (Qwen3.5 as released) keeps the text model in text_config and
+  // its tensors under model.language_model.; its vision tower is not loaded (the census
+  // names its tensors as unused).
+  const bool nested = cfg_json.contains("text_config") && cfg_json["text_config"].is_object();
+  const json& text_json = nested ? cfg_json["text_config"] : cfg_json;
+  const ArchInfo& info = parse_config(JsonFields(text_json, cfg_path, nested ? "text_config." : ""), text_json,
+                                      top.text("model_type"), dir, c);
+  if (nested && !info.traits.hf_text_config)
+    fail(cfg_path, ": a text_config section is not expected for model_type '", top.text("model_type"), "'");
+  auto in_file = [&](const std::string& name) { return nested ? hf_checkpoint_name(info, name) : name; };
 
   auto ckpt = std::make_shared<HfCheckpoint>(HfCheckpoint::open(dir));
   m.keep_alive(ckpt);
   const std::string& source = ckpt->source();
-  TensorCensus census(ckpt->names(), "model.layers.");
+  TensorCensus census(ckpt->names(), in_file("model.layers."));
   // Before the layer table is sized by the config.
   census.check_layer_count(c.n_layers, cfg_path, source);
 
-  auto tensor = [&](const std::string& name) -> TensorView {
+  auto tensor = [&](const std::string& table_name) -> TensorView {
+    const std::string name = in_file(table_name);
     const SafetensorsTensor* t = ckpt->find(name);
     if (!t) return TensorView{};
     census.mark_used(t->name);  // a tied alias marks the tensor it resolves to
@@ -174,17 +224,17 @@ void load_hf_model(ModelBuilder& m, const std::string& dir) {
   };
   auto required = [&](const std::string& name) -> TensorView {
     TensorView t = tensor(name);
-    if (t.empty()) fail(source, ": tensor '", name, "' is missing");
+    if (t.empty()) fail(source, ": tensor '", in_file(name), "' is missing");
     return t;
   };
 
   ModelWeights& w = m.weights();
   if (c.tied_embeddings) {
     // Tied checkpoints may store only one of the two (TinyStories keeps only lm_head).
-    const bool has_embed = ckpt->find("model.embed_tokens.weight") != nullptr;
+    const bool has_embed = ckpt->find(in_file("model.embed_tokens.weight")) != nullptr;
     w.tok_embd = has_embed ? tensor("model.embed_tokens.weight") : tensor("lm_head.weight");
     if (w.tok_embd.empty())
-      fail(source, ": tensor 'model.embed_tokens.weight' is missing (and so is 'lm_head.weight')");
+      fail(source, ": tensor '", in_file("model.embed_tokens.weight"), "' is missing (and so is 'lm_head.weight')");
     w.output = w.tok_embd;
   } else {
     w.tok_embd = required("model.embed_tokens.weight");

@@ -74,7 +74,24 @@ struct TensorSpec {
   // gate_up_proj) hold several roles under one name, so their values are keyed by the GGUF name.
   std::string seed;
   TensorRole role = TensorRole::TokEmbd;
+  // Gated DeltaNet tensors: llama.cpp's converter reorders value heads from HF's grouped order
+  // to tiled (GGUF head j reads key head j % n_k); see gguf_value_head.
+  enum class VHeads { None, Rows, Cols } v_heads = VHeads::None;
+  int64_t v_first = 0;    // Rows: the first value-head row (in_proj_qkv's and the conv's v part)
+  int v_block = 1;        // rows (Rows) or columns (Cols) per value head
+  int v_n_k = 1, v_per_k = 1;
+  bool neg_exp = false;   // A: GGUF stores -exp(A_log)
 };
+
+// HF value head of GGUF (tiled) value head j: j = r * n_k + k holds HF head k * per_k + r.
+int64_t gguf_value_head(int64_t j, int n_k, int per_k) { return (j % n_k) * per_k + j / n_k; }
+
+// The HF row (or column) index behind GGUF index i of a DeltaNet tensor.
+int64_t hf_index_for_gguf(const TensorSpec& t, int64_t i) {
+  if (i < t.v_first) return i;
+  const int64_t j = (i - t.v_first) / t.v_block, within = (i - t.v_first) % t.v_block;
+  return t.v_first + gguf_value_head(j, t.v_n_k, t.v_per_k) * t.v_block + within;
+}
 
 // The tensors an HF file holds for `t`: t itself, or each expert's [out, in] matrix of a stack.
 std::vector<TensorSpec> hf_tensors(const TensorSpec& t) {
@@ -121,13 +138,32 @@ std::vector<TensorSpec> model_tensors(const ModelConfig& c) {
     const Kind kind = role_is_norm(r) ? Kind::Norm : role_is_vector(r) ? Kind::Bias : Kind::Matrix;
     const bool rope_rows = r == TensorRole::Wq || r == TensorRole::Wk || r == TensorRole::Bq || r == TensorRole::Bk ||
                            r == TensorRole::QNorm || r == TensorRole::KNorm;
-    TensorSpec s{tensor_name(a, TensorFormat::Hf, layer), tensor_name(a, TensorFormat::Gguf, layer),
-                 role_shape(r, c), kind, rope_rows ? hd : 0, {}, r == TensorRole::Router, {}, r};
+    TensorSpec s{hf_checkpoint_name(arch, tensor_name(a, TensorFormat::Hf, layer)),
+                 tensor_name(a, TensorFormat::Gguf, layer), role_shape(r, c), kind, rope_rows ? hd : 0, {},
+                 r == TensorRole::Router, {}, r};
+    if (r == TensorRole::DnNorm) s.kind = Kind::Norm;  // a plain weight near 1, not zero-centred
+    using V = TensorSpec::VHeads;
+    const DeltaNetConfig& d = c.delta;
+    if (d.n_k_heads > 0 && d.n_v_heads > d.n_k_heads) {
+      s.v_n_k = d.n_k_heads;
+      s.v_per_k = d.n_v_heads / d.n_k_heads;
+      switch (r) {
+        case TensorRole::DnQkv: case TensorRole::DnConv:
+          s.v_heads = V::Rows, s.v_first = 2 * d.key_dim(), s.v_block = d.head_v_dim; break;
+        case TensorRole::DnZ: s.v_heads = V::Rows, s.v_block = d.head_v_dim; break;
+        case TensorRole::DnBeta: case TensorRole::DnAlpha: case TensorRole::DnDtBias: case TensorRole::DnA:
+          s.v_heads = V::Rows; break;
+        case TensorRole::DnOut: s.v_heads = V::Cols, s.v_block = d.head_v_dim; break;
+        default: break;
+      }
+    }
+    s.neg_exp = r == TensorRole::DnA;
     const bool fused = arch.traits.hf_fused_experts && (role_is_expert(r) || role_is_expert_bias(r));
     if (fused) s.seed = s.gguf;
     if (role_is_expert(r))
       for (int e = 0; e < c.n_expert; ++e)
-        s.hf_experts.push_back(fused ? s.gguf + "#" + std::to_string(e) : tensor_name(a, TensorFormat::Hf, layer, e));
+        s.hf_experts.push_back(fused ? s.gguf + "#" + std::to_string(e)
+                                     : hf_checkpoint_name(arch, tensor_name(a, TensorFormat::Hf, layer, e)));
     return s;
   };
   std::vector<TensorSpec> t;
@@ -376,11 +412,32 @@ ModelConfig model_preset(const std::string& name) {
     c.rope_scaling.truncate = false;
     apply_arch_traits(arch_info(c.arch), c);  // the sliding/full pattern first: set_ffn_kinds sizes the layers
     c.set_ffn_kinds(1, {});
+  } else if (name == "qwen3.5-9b" || name == "qwen3.6-35b-a3b" || name == "tiny-qwen35" || name == "tiny-qwen35moe") {
+    // Qwen3.5-9B: 32 layers (every fourth gated attention, 16/4 heads of 256, a quarter of each
+    // rotated), DeltaNet 16 key / 32 value heads of 128. Qwen3.6-35B-A3B: 40 layers, 16/2 heads,
+    // 256 experts of 512 (8 used) plus a shared expert of 512. tiny: 8 layers (3 and 7
+    // attention), 4/2 heads of 32 (8 rotated), DeltaNet 2 key / 4 value heads of 16; the MoE
+    // one with 8 experts of 32 (2 used) and a shared expert of 64.
+    const bool tiny = name.rfind("tiny-", 0) == 0, moe = name == "qwen3.6-35b-a3b" || name == "tiny-qwen35moe";
+    const std::string arch = moe ? "qwen35moe" : "qwen35";
+    if (tiny) c = base(arch, name, 8, 64, 4, 2, 32, 128, 512, 512, 1e7f, 1e-6f);
+    else if (moe) c = base(arch, name, 40, 2048, 16, 2, 256, 512, 248320, 262144, 1e7f, 1e-6f);
+    else c = base(arch, name, 32, 4096, 16, 4, 256, 12288, 248320, 262144, 1e7f, 1e-6f);
+    c.delta = tiny ? DeltaNetConfig{2, 4, 16, 16, 4} : DeltaNetConfig{16, 32, 128, 128, 4};
+    if (moe) {
+      c.n_expert = tiny ? 8 : 256;
+      c.n_expert_used = tiny ? 2 : 8;
+      c.n_ff_expert = tiny ? 32 : 512;
+      c.n_ff_shared = tiny ? 64 : 512;
+      c.expert_weights_norm = true;
+    }
+    apply_arch_traits(arch_info(c.arch), c);  // the DeltaNet/attention pattern first: set_ffn_kinds keeps it
+    if (moe) c.set_ffn_kinds(1, {});
   } else {
     fail("unknown model preset '", name,
          "' (known: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, gemma-2-2b, gemma-3-4b, "
-         "qwen3-30b-a3b, gpt-oss-20b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, tiny-gemma3, tiny-qwen3moe, "
-         "tiny-gptoss)");
+         "qwen3-30b-a3b, gpt-oss-20b, qwen3.5-9b, qwen3.6-35b-a3b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, "
+         "tiny-gemma3, tiny-qwen3moe, tiny-gptoss, tiny-qwen35, tiny-qwen35moe)");
   }
   apply_arch_traits(arch_info(c.arch), c);
   return c;
@@ -421,6 +478,26 @@ std::vector<float> llama3_freq_factors(const ModelConfig& cfg) {
 }
 }  // namespace
 
+namespace {
+// llama.cpp's qwen35 keys: the DeltaNet sizes (its names come from Mamba's), the attention
+// layer interval, and the M-RoPE sections (text uses only the first; they sum to the rotated pairs).
+void write_gguf_delta_keys(GgufWriter& w, const ModelConfig& cfg) {
+  const std::string a = cfg.arch + ".";
+  const DeltaNetConfig& d = cfg.delta;
+  w.set_u32(a + "ssm.conv_kernel", static_cast<uint32_t>(d.conv_kernel));
+  w.set_u32(a + "ssm.state_size", static_cast<uint32_t>(d.head_k_dim));
+  w.set_u32(a + "ssm.group_count", static_cast<uint32_t>(d.n_k_heads));
+  w.set_u32(a + "ssm.time_step_rank", static_cast<uint32_t>(d.n_v_heads));
+  w.set_u32(a + "ssm.inner_size", static_cast<uint32_t>(d.value_dim()));
+  int interval = 0;
+  while (interval < cfg.n_layers && cfg.is_delta(interval)) ++interval;
+  w.set_u32(a + "full_attention_interval", static_cast<uint32_t>(interval + 1));
+  const int pairs = cfg.rotary_dims() / 2, hw = pairs * 11 / 32;  // Qwen3.5: [11, 11, 10] of 32
+  w.set_i32_array(a + "rope.dimension_sections", {hw, hw, pairs - 2 * hw, 0});
+  if (cfg.n_ff_shared > 0) w.set_u32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(cfg.n_ff_shared));
+}
+}  // namespace
+
 void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& path) {
   cfg.validate();
   const std::string a = cfg.arch + ".";
@@ -437,7 +514,7 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
   w.set_u32(a + "attention.value_length", static_cast<uint32_t>(cfg.head_dim));
   w.set_f32(a + "attention.layer_norm_rms_epsilon", cfg.rms_eps);
   w.set_f32(a + "rope.freq_base", cfg.rope_theta);
-  w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(cfg.head_dim));
+  w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(cfg.rotary_dims()));
   w.set_u32(a + "vocab_size", static_cast<uint32_t>(cfg.vocab_size));
   if (cfg.sliding_window > 0) w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(cfg.sliding_window));
   if (cfg.rope_theta_local > 0) w.set_f32(a + "rope.freq_base_swa", cfg.rope_theta_local);
@@ -451,6 +528,7 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
     if (cfg.expert_weights_norm != arch_info(cfg.arch).traits.gguf_expert_weights_norm)
       w.set_bool(a + "expert_weights_norm", cfg.expert_weights_norm);
   }
+  if (cfg.has_delta_layers()) write_gguf_delta_keys(w, cfg);
   const RopeScaling& rs = cfg.rope_scaling;
   // llama3 scaling is written as llama.cpp's converter writes it: no scaling keys (llama.cpp
   // refuses the type name "llama3") and the per-band divisors in rope_freqs.weight (below).
@@ -496,11 +574,18 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
       std::vector<float> v(static_cast<size_t>(rows * cols));
       if (t.rope_head_dim > 0) {
         hf_vector_permuted(seed, t, v.data());
+      } else if (t.v_heads != TensorSpec::VHeads::None && rows == 1) {  // dt_bias, A: one value per head
+        std::vector<float> hf(v.size());
+        hf_row(seed, t, 0, hf.data());
+        for (int64_t i = 0; i < cols; ++i) v[static_cast<size_t>(i)] = hf[static_cast<size_t>(hf_index_for_gguf(t, i))];
       } else {
-        for (int64_t r = 0; r < rows; ++r) hf_row(seed, t, r, v.data() + r * cols);
+        for (int64_t r = 0; r < rows; ++r)
+          hf_row(seed, t, t.v_heads != TensorSpec::VHeads::None ? hf_index_for_gguf(t, r) : r, v.data() + r * cols);
       }
-      if (t.kind == Kind::Norm && norm_plus_one)  // HF's w acts as 1 + w; GGUF stores 1 + w
+      if (role_is_norm(t.role) && norm_plus_one)  // HF's w acts as 1 + w; GGUF stores 1 + w
         for (float& x : v) x += 1.0f;
+      if (t.neg_exp)
+        for (float& x : v) x = -std::exp(x);
       w.add_tensor(t.gguf, DType::F32, t.shape, v.data(), v.size() * sizeof(float));
       continue;
     }
@@ -515,10 +600,17 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
     const std::vector<TensorSpec> parts = t.hf_experts.empty() ? std::vector<TensorSpec>{} : hf_tensors(t);
     auto fill = [seed, t, parts, type, cols, row = std::vector<float>(static_cast<size_t>(cols))](
                     int64_t r, uint8_t* dst) mutable {
-      if (!parts.empty())
+      if (!parts.empty()) {
         hf_row(seed, parts[static_cast<size_t>(r / t.shape[1])], r % t.shape[1], row.data());
-      else
+      } else if (t.v_heads == TensorSpec::VHeads::Rows) {
+        hf_row(seed, t, hf_index_for_gguf(t, r), row.data());
+      } else if (t.v_heads == TensorSpec::VHeads::Cols) {
+        std::vector<float> hf(row.size());
+        hf_row(seed, t, r, hf.data());
+        for (int64_t c = 0; c < cols; ++c) row[static_cast<size_t>(c)] = hf[static_cast<size_t>(hf_index_for_gguf(t, c))];
+      } else {
         hf_row(seed, t, t.rope_head_dim > 0 ? hf_row_for_gguf_row(r, t.rope_head_dim) : r, row.data());
+      }
       if (type == DType::F32) {
         std::memcpy(dst, row.data(), row.size() * sizeof(float));
       } else {
@@ -534,6 +626,66 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
   }
   w.write(path);
 }
+
+namespace {
+// config.json of an architecture released as a multimodal checkpoint (Qwen3.5): the text
+// model's fields in "text_config", RoPE in "rope_parameters" (partial rotary, M-RoPE sections),
+// layer_types with linear_attention for the DeltaNet layers and their linear_* sizes.
+nlohmann::ordered_json hf_text_config_json(const ModelConfig& cfg, const ArchInfo& arch, const std::string& dtype) {
+  nlohmann::ordered_json t;
+  t["model_type"] = std::string(arch.hf_types.at(1));
+  t["hidden_size"] = cfg.n_embd;
+  t["intermediate_size"] = cfg.n_ff;
+  t["num_hidden_layers"] = cfg.n_layers;
+  t["num_attention_heads"] = cfg.n_heads;
+  t["num_key_value_heads"] = cfg.n_kv_heads;
+  t["head_dim"] = cfg.head_dim;
+  t["vocab_size"] = cfg.vocab_size;
+  t["max_position_embeddings"] = cfg.context_length;
+  t["rms_norm_eps"] = clean(cfg.rms_eps);
+  t["hidden_act"] = "silu";
+  t["attention_bias"] = false;
+  t["tie_word_embeddings"] = cfg.tied_embeddings;
+  nlohmann::ordered_json types = nlohmann::ordered_json::array();
+  for (int l = 0; l < cfg.n_layers; ++l) types.push_back(cfg.is_delta(l) ? "linear_attention" : "full_attention");
+  t["layer_types"] = types;
+  const DeltaNetConfig& d = cfg.delta;
+  t["linear_conv_kernel_dim"] = d.conv_kernel;
+  t["linear_key_head_dim"] = d.head_k_dim;
+  t["linear_value_head_dim"] = d.head_v_dim;
+  t["linear_num_key_heads"] = d.n_k_heads;
+  t["linear_num_value_heads"] = d.n_v_heads;
+  const int pairs = cfg.rotary_dims() / 2, hw = pairs * 11 / 32;
+  t["rope_parameters"] = {{"rope_type", "default"},
+                          {"rope_theta", clean(cfg.rope_theta)},
+                          {"partial_rotary_factor", clean(static_cast<float>(cfg.rotary_dims()) / cfg.head_dim)},
+                          {"mrope_section", {pairs - 2 * hw, hw, hw}},
+                          {"mrope_interleaved", true}};
+  if (cfg.has_moe_layers()) {
+    t["num_experts"] = cfg.n_expert;
+    t["num_experts_per_tok"] = cfg.n_expert_used;
+    t["moe_intermediate_size"] = cfg.n_ff_expert;
+    t["shared_expert_intermediate_size"] = cfg.n_ff_shared;
+  }
+  t["bos_token_id"] = 1;
+  t["eos_token_id"] = 2;
+  nlohmann::ordered_json c;
+  c["architectures"] = {std::string(arch.hf_class)};
+  c["model_type"] = std::string(arch.hf_types.front());
+  c["text_config"] = t;
+  c["tie_word_embeddings"] = cfg.tied_embeddings;
+  c["torch_dtype"] = dtype;
+  return c;
+}
+
+// A tensor's shape in the HF checkpoint where it differs from the runtime's: the depthwise
+// conv as nn.Conv1d stores it, the shared expert's gate as a 1-output linear.
+std::vector<int64_t> hf_shape(const TensorSpec& t) {
+  if (t.role == TensorRole::DnConv) return {t.shape[0], 1, t.shape[1]};
+  if (t.role == TensorRole::SharedGateInp) return {1, t.shape[0]};
+  return t.shape;
+}
+}  // namespace
 
 void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& dir) {
   cfg.validate();
@@ -622,6 +774,7 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
   c["bos_token_id"] = 1;
   c["eos_token_id"] = 2;
   c["torch_dtype"] = type == DType::F32 ? "float32" : type == DType::F16 ? "float16" : "bfloat16";
+  if (arch.traits.hf_text_config) c = hf_text_config_json(cfg, arch, c["torch_dtype"]);
   write_text(root / "config.json", c.dump(2) + "\n");
 
   // tokenizer.json: the same vocabulary as the GGUF, as an HF BPE with byte fallback.
@@ -711,7 +864,7 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
           ops::quantize_row(ttype, row.data(), dst, cols);
         }
       };
-      st.add_rows(t.hf, ttype, t.shape, std::move(fill));
+      st.add_rows(t.hf, ttype, hf_shape(t), std::move(fill));
     }
   }
   st.write((root / "model.safetensors").string());

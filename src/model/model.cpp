@@ -65,6 +65,33 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const LoadOpti
   return b.finish();
 }
 
+std::vector<TensorView*> LayerWeights::matrices() {
+  return {&wq, &wk, &wv, &wo, &w_gate, &w_up, &w_down, &router, &dn_qkv, &dn_z, &dn_beta, &dn_alpha, &dn_out,
+          &shared_gate, &shared_up, &shared_down};
+}
+
+std::vector<const TensorView*> LayerWeights::matrices() const {
+  const auto m = const_cast<LayerWeights*>(this)->matrices();
+  return {m.begin(), m.end()};
+}
+
+std::vector<TensorView*> LayerWeights::expert_stacks() { return {&gate_exps, &up_exps, &down_exps}; }
+
+std::vector<const TensorView*> LayerWeights::expert_stacks() const {
+  const auto m = const_cast<LayerWeights*>(this)->expert_stacks();
+  return {m.begin(), m.end()};
+}
+
+std::vector<const TensorView*> LayerWeights::tensors() const {
+  std::vector<const TensorView*> t = matrices();
+  for (const TensorView* e : expert_stacks()) t.push_back(e);
+  for (const TensorView* v : {&attn_norm, &bq, &bk, &bv, &q_norm, &k_norm, &post_attn_norm, &ffn_norm, &post_ffn_norm,
+                              &bo, &sinks, &router_bias, &gate_exps_bias, &up_exps_bias, &down_exps_bias, &dn_conv,
+                              &dn_dt_bias, &dn_a, &dn_norm, &shared_gate_inp})
+    t.push_back(v);
+  return t;
+}
+
 size_t Model::owned_bytes() const {
   size_t n = 0;
   for (const LargeBuffer& buf : owned_) n += buf.size();
@@ -74,10 +101,7 @@ size_t Model::owned_bytes() const {
 size_t Model::weight_bytes() const {
   size_t total = weights_.output_norm.nbytes() + weights_.output.nbytes();
   for (const LayerWeights& L : weights_.layers)
-    for (const TensorView* t : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.bq, &L.bk, &L.bv, &L.q_norm,
-                                &L.k_norm, &L.post_attn_norm, &L.ffn_norm, &L.w_gate, &L.w_up, &L.w_down,
-                                &L.router, &L.gate_exps, &L.up_exps, &L.down_exps, &L.post_ffn_norm, &L.bo, &L.sinks,
-                                &L.router_bias, &L.gate_exps_bias, &L.up_exps_bias, &L.down_exps_bias})
+    for (const TensorView* t : L.tensors())
       if (!t->empty()) total += t->nbytes();
   return total;
 }
@@ -85,7 +109,7 @@ size_t Model::weight_bytes() const {
 size_t Model::expert_weight_bytes() const {
   size_t experts = 0;
   for (const LayerWeights& L : weights_.layers)
-    for (const TensorView* t : {&L.gate_exps, &L.up_exps, &L.down_exps})
+    for (const TensorView* t : L.expert_stacks())
       if (!t->empty()) experts += t->nbytes();
   return experts;
 }
@@ -99,10 +123,12 @@ size_t Model::active_weight_bytes() const {
 
 std::string Model::weight_type_name() const {
   std::map<DType, size_t> bytes;
-  for (const LayerWeights& L : weights_.layers)
-    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.gate_exps,
-                                &L.up_exps, &L.down_exps})
-      if (!t->empty()) bytes[file_dtype(t->type)] += t->nbytes();
+  for (const LayerWeights& L : weights_.layers) {
+    std::vector<const TensorView*> ts = L.matrices();
+    for (const TensorView* e : L.expert_stacks()) ts.push_back(e);
+    for (const TensorView* t : ts)
+      if (!t->empty() && t != &L.router) bytes[file_dtype(t->type)] += t->nbytes();  // the router is f32 by convention
+  }
   // Most bytes first; a mix (Q4_K_M is Q4_K with some Q6_K) names every type: "q4_k+q6_k".
   std::vector<std::pair<size_t, DType>> order;
   for (auto [t, b] : bytes) order.emplace_back(b, t);

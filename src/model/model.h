@@ -32,6 +32,23 @@ struct LayerWeights {
   // (cfg.attn_sinks), router bias [n_expert] and expert biases [n_expert, n_ff_expert] x2,
   // [n_expert, n_embd] (cfg.moe_bias); empty otherwise.
   TensorView bo, sinks, router_bias, gate_exps_bias, up_exps_bias, down_exps_bias;
+  // Gated DeltaNet layers (cfg.delta; the attention tensors above are then empty): in_proj_qkv
+  // [conv_dim, n_embd], in_proj_z [value_dim, n_embd], in_proj_b and in_proj_a [n_v_heads,
+  // n_embd], f32 conv [conv_dim, conv_kernel], dt_bias and A = -exp(A_log) [n_v_heads], the
+  // gated norm [head_v_dim], out_proj [n_embd, value_dim].
+  TensorView dn_qkv, dn_z, dn_beta, dn_alpha, dn_conv, dn_dt_bias, dn_a, dn_norm, dn_out;
+  // A MoE layer's shared expert (cfg.n_ff_shared): f32 gate weights [n_embd] for its sigmoid
+  // scale, and its SwiGLU [n_ff_shared, n_embd] x2, [n_embd, n_ff_shared].
+  TensorView shared_gate_inp, shared_gate, shared_up, shared_down;
+
+  // The matrices a token is multiplied by, apart from the routed experts (repacking, byte
+  // and FLOP counts walk these lists), and the routed expert stacks.
+  std::vector<const TensorView*> matrices() const;
+  std::vector<TensorView*> matrices();
+  std::vector<const TensorView*> expert_stacks() const;
+  std::vector<TensorView*> expert_stacks();
+  // Every tensor of the layer.
+  std::vector<const TensorView*> tensors() const;
 };
 
 struct ModelWeights {

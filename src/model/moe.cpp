@@ -163,6 +163,26 @@ void MoeFfn::run(const ModelConfig& c, const LayerWeights& L, const float* xn, i
     }
     e0 = e1;
   }
+  if (!L.shared_gate.empty()) add_shared_expert(c, L, xn, n_tokens, out, pool);
+}
+
+void MoeFfn::add_shared_expert(const ModelConfig& c, const LayerWeights& L, const float* xn, int64_t n_tokens,
+                               float* out, ThreadPool* pool) {
+  const int64_t E = c.n_embd, S = c.n_ff_shared;
+  gate_.resize(static_cast<size_t>(std::max<int64_t>(static_cast<int64_t>(gate_.size()), n_tokens * S)));
+  up_.resize(gate_.size());
+  y_.resize(static_cast<size_t>(std::max<int64_t>(static_cast<int64_t>(y_.size()), n_tokens * E)));
+  const ops::MatmulTarget gate_up[] = {{&L.shared_gate, gate_.data()}, {&L.shared_up, up_.data()}};
+  ops::matmul_group(gate_up, xn, n_tokens, pool);
+  ffn_activation(c, gate_.data(), up_.data(), n_tokens, S);
+  ops::matmul(L.shared_down, gate_.data(), n_tokens, y_.data(), pool);
+  const auto* w = static_cast<const float*>(L.shared_gate_inp.data);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    double logit = 0;
+    for (int64_t i = 0; i < E; ++i) logit += static_cast<double>(w[i]) * xn[t * E + i];
+    const float scale = static_cast<float>(1.0 / (1.0 + std::exp(-logit)));
+    ops::axpy_f32(scale, &y_[t * E], out + t * E, E);
+  }
 }
 
 }  // namespace triattn

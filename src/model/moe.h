@@ -4,7 +4,8 @@
 // n_expert_used largest p (renormalised to sum to 1 when expert_weights_norm) weight the
 // outputs down_e(act(gate_e x) * up_e x) of the experts they name. gpt-oss (cfg.moe_bias)
 // adds a bias to the router logits and to each expert's gate, up and down outputs; its
-// softmax over the top-k logits is the renormalised case.
+// softmax over the top-k logits is the renormalised case. Qwen3.5-MoE adds a shared expert
+// that every token goes through, scaled by a sigmoid gate of its own.
 //
 // Tokens are grouped by expert: each selected expert runs one matrix product over all the
 // tokens routed to it (prefill is matrix-matrix per expert), and only the selected experts'
@@ -48,6 +49,10 @@ class MoeFfn {
            ThreadPool* pool);
 
  private:
+  // Qwen3.5-MoE: out += sigmoid(shared_gate_inp . x) * down(silu(gate x) * up x), per token.
+  void add_shared_expert(const ModelConfig& c, const LayerWeights& L, const float* xn, int64_t n_tokens, float* out,
+                         ThreadPool* pool);
+
   std::vector<float> logits_, x_, gate_, up_, y_;
   std::vector<Route> routes_;
   std::vector<int64_t> first_;                    // tokens of expert e: slots [first_[e], first_[e + 1])

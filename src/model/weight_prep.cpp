@@ -1,5 +1,6 @@
 #include "model/weight_prep.h"
 
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -43,14 +44,18 @@ TensorView prep_unpermute_rows(ModelBuilder& model, const TensorView& t, int n_h
   return TensorView{t.type, t.shape, buf.data()};
 }
 
-TensorView prep_f32_plus(ModelBuilder& model, const TensorView& t, float add) {
+TensorView prep_f32_map(ModelBuilder& model, const TensorView& t, const std::function<float(float)>& f) {
   if (t.empty()) return t;
   const int64_t n = t.numel(), cols = t.cols();
   LargeBuffer& buf = own(model, static_cast<size_t>(n) * sizeof(float));
   auto* dst = reinterpret_cast<float*>(buf.data());
   for (int64_t r = 0; r < t.rows(); ++r) ops::dequantize_row(t.type, t.row(r), dst + r * cols, cols);
-  for (int64_t i = 0; i < n; ++i) dst[i] += add;
+  for (int64_t i = 0; i < n; ++i) dst[i] = f(dst[i]);
   return TensorView{DType::F32, t.shape, buf.data()};
+}
+
+TensorView prep_f32_plus(ModelBuilder& model, const TensorView& t, float add) {
+  return prep_f32_map(model, t, [add](float x) { return x + add; });
 }
 
 TensorView prep_stack(ModelBuilder& model, const std::vector<TensorView>& parts, const std::string& what) {
@@ -102,10 +107,41 @@ TensorView* role_slot(ModelWeights& w, TensorRole r, int layer) {
     case TensorRole::GateExpsBias: return &L.gate_exps_bias;
     case TensorRole::UpExpsBias: return &L.up_exps_bias;
     case TensorRole::DownExpsBias: return &L.down_exps_bias;
+    case TensorRole::DnQkv: return &L.dn_qkv;
+    case TensorRole::DnZ: return &L.dn_z;
+    case TensorRole::DnBeta: return &L.dn_beta;
+    case TensorRole::DnAlpha: return &L.dn_alpha;
+    case TensorRole::DnConv: return &L.dn_conv;
+    case TensorRole::DnDtBias: return &L.dn_dt_bias;
+    case TensorRole::DnA: return &L.dn_a;
+    case TensorRole::DnNorm: return &L.dn_norm;
+    case TensorRole::DnOut: return &L.dn_out;
+    case TensorRole::SharedGateInp: return &L.shared_gate_inp;
+    case TensorRole::SharedGate: return &L.shared_gate;
+    case TensorRole::SharedUp: return &L.shared_up;
+    case TensorRole::SharedDown: return &L.shared_down;
     default: break;
   }
   fail("internal: tensor role without a slot");
 }
+
+namespace {
+// HF tensors stored in another form than the runtime's (and GGUF's): Gated DeltaNet's A as
+// A_log (the runtime keeps -exp(A_log)), its conv as nn.Conv1d's [conv_dim, 1, kernel], the
+// shared expert's gate as a [1, n_embd] linear.
+TensorView hf_to_runtime_layout(ModelBuilder& m, const ArchTensor& t, TensorView v, int layer) {
+  const ModelConfig& c = m.config();
+  if (t.role == TensorRole::DnA) return prep_f32_map(m, v, [](float a_log) { return -std::exp(a_log); });
+  if (t.role == TensorRole::DnConv || t.role == TensorRole::SharedGateInp) {
+    const std::vector<int64_t> want = role_shape(t.role, c);
+    const std::vector<int64_t> stored =
+        t.role == TensorRole::DnConv ? std::vector<int64_t>{want[0], 1, want[1]} : std::vector<int64_t>{1, want[0]};
+    check_shape(v, stored, tensor_name(t, TensorFormat::Hf, layer), m.path());
+    v.shape = want;
+  }
+  return v;
+}
+}  // namespace
 
 void fill_arch_weights(ModelBuilder& m, const ArchInfo& a, TensorFormat f,
                        const std::function<TensorView(const std::string&)>& required,
@@ -131,6 +167,7 @@ void fill_arch_weights(ModelBuilder& m, const ArchInfo& a, TensorFormat f,
       } else {
         v = required(tensor_name(t, f, per_layer ? l : -1));
       }
+      if (f == TensorFormat::Hf) v = hf_to_runtime_layout(m, t, v, per_layer ? l : -1);
       if (role_is_vector(t.role))
         v = role_is_norm(t.role) && norm_add != 0 ? prep_f32_plus(m, v, norm_add) : prep_f32(m, v);
       *role_slot(w, t.role, l) = v;
@@ -176,10 +213,30 @@ void check_model_weights(const Model& model) {
       vec(L.post_attn_norm, E, p + "post_attention_norm");
       vec(L.post_ffn_norm, E, p + "post_ffw_norm");
     }
-    matrix(L.wq, {Q, E}, p + "q");
-    matrix(L.wk, {K, E}, p + "k");
-    matrix(L.wv, {K, E}, p + "v");
-    matrix(L.wo, {E, Q}, p + "o");
+    if (c.is_delta(l)) {
+      const DeltaNetConfig& d = c.delta;
+      matrix(L.dn_qkv, {d.conv_dim(), E}, p + "in_proj_qkv (attn_qkv)");
+      matrix(L.dn_z, {d.value_dim(), E}, p + "in_proj_z (attn_gate)");
+      matrix(L.dn_beta, {d.n_v_heads, E}, p + "in_proj_b (ssm_beta)");
+      matrix(L.dn_alpha, {d.n_v_heads, E}, p + "in_proj_a (ssm_alpha)");
+      vecs(L.dn_conv, d.conv_dim(), d.conv_kernel, p + "conv1d (ssm_conv1d)");
+      vec(L.dn_dt_bias, d.n_v_heads, p + "dt_bias (ssm_dt)");
+      vec(L.dn_a, d.n_v_heads, p + "A_log (ssm_a)");
+      vec(L.dn_norm, d.head_v_dim, p + "linear attention norm (ssm_norm)");
+      matrix(L.dn_out, {E, d.value_dim()}, p + "out_proj (ssm_out)");
+    } else {
+      matrix(L.wq, {c.attn_output_gate ? 2 * Q : Q, E}, p + "q");
+      matrix(L.wk, {K, E}, p + "k");
+      matrix(L.wv, {K, E}, p + "v");
+      matrix(L.wo, {E, Q}, p + "o");
+    }
+    if (c.is_moe(l) && c.n_ff_shared > 0) {
+      const int64_t S = c.n_ff_shared;
+      vec(L.shared_gate_inp, E, p + "shared expert gate (ffn_gate_inp_shexp)");
+      matrix(L.shared_gate, {S, E}, p + "ffn_gate_shexp");
+      matrix(L.shared_up, {S, E}, p + "ffn_up_shexp");
+      matrix(L.shared_down, {E, S}, p + "ffn_down_shexp");
+    }
     if (c.is_moe(l)) {
       const int64_t X = c.n_expert, XF = c.n_ff_expert;
       matrix(L.router, {X, E}, p + "ffn_gate_inp (router)");
@@ -204,7 +261,7 @@ void check_model_weights(const Model& model) {
     }
     if (c.attn_out_bias) vec(L.bo, E, p + "o bias");
     if (c.attn_sinks) vec(L.sinks, c.n_heads, p + "attention sinks");
-    if (c.qk_norm) {
+    if (c.qk_norm && !c.is_delta(l)) {
       vec(L.q_norm, c.head_dim, p + "q_norm");
       vec(L.k_norm, c.head_dim, p + "k_norm");
     }

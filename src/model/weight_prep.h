@@ -15,6 +15,8 @@ namespace triattn {
 TensorView prep_f32(ModelBuilder& model, const TensorView& t);
 // An f32 copy owned by `model` with `add` added to every element (Gemma's HF norms: 1 + w).
 TensorView prep_f32_plus(ModelBuilder& model, const TensorView& t, float add);
+// An f32 copy owned by `model` with f applied to every element.
+TensorView prep_f32_map(ModelBuilder& model, const TensorView& t, const std::function<float(float)>& f);
 // Rows of each head reordered from interleaved pairs (2i, 2i+1) to halves (i, i + d/2):
 // HF row h*d + j comes from stored row h*d + 2j (j < d/2) or h*d + 2(j - d/2) + 1.
 // Works for any dtype (whole rows move). For 1-D bias vectors too.

@@ -62,10 +62,12 @@ TensorView repacked(const TensorView& t) {
 void repack_weights(ModelBuilder& model, int threads) {
   ModelWeights& w = model.weights();
   std::vector<TensorView*> matrices{&w.output, &w.tok_embd};
-  for (LayerWeights& L : w.layers)
-    for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.router, &L.gate_exps,
-                          &L.up_exps, &L.down_exps})
+  for (LayerWeights& L : w.layers) {
+    for (TensorView* t : L.matrices())
       if (!t->empty()) matrices.push_back(t);
+    for (TensorView* t : L.expert_stacks())
+      if (!t->empty()) matrices.push_back(t);
+  }
 
   // One arena for every matrix: one huge-page buffer instead of one per tensor, which would
   // round each up to 2 MiB of resident memory.
