@@ -47,7 +47,7 @@ TEST(PretokenizeQwen35, FamilyIsKnownAndNotQwen2) {
   EXPECT_NE(fam->regexes[0].find(R"([\p{L}\p{M}]+)"), std::string::npos);
   EXPECT_NE(fam->regexes[0].find(R"([^\s\p{L}\p{M}\p{N}]+)"), std::string::npos);
   EXPECT_FALSE(fam->ignore_merges);
-  EXPECT_FALSE(fam->add_bos_default);  // llama.cpp's converter writes add_bos_token false for it
+  EXPECT_FALSE(fam->add_bos_default);  // Qwen prompts start without BOS, as with qwen2
   EXPECT_NE(fam->regexes, pretokenizer_family("qwen2")->regexes);
   EXPECT_NE(pretokenizer_family_names().find("qwen35"), std::string::npos);
 }
