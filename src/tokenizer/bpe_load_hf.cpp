@@ -148,6 +148,7 @@ std::optional<std::string> template_prefix_token(const json& pp) {
 // vocab.json + merges.txt directories do not name their pre-tokenizer; the tokenizer class
 // in tokenizer_config.json does imply it.
 std::string family_from_class(const std::string& cls) {
+  if (cls.starts_with("Qwen3_5")) return "qwen35";  // transformers' Qwen3_5Tokenizer (3.5 and 3.6)
   if (cls.starts_with("Qwen2")) return "qwen2";
   if (cls.starts_with("GPT2") || cls.starts_with("CodeGen") || cls.starts_with("Roberta")) return "gpt-2";
   return "default";

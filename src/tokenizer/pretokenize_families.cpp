@@ -21,6 +21,11 @@ const char* const kLlama3 =
 // Qwen2: the Llama 3 pattern with single digits.
 const char* const kQwen2 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Qwen3.5 / Qwen3.6: Qwen2's pattern with combining marks (\p{M}) kept inside letter runs and
+// out of punctuation runs, so scripts that write vowels as marks (Devanagari, Thai, ...)
+// and decomposed accents stay whole words.
+const char* const kQwen35 =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 // GPT-4o / Llama 4 (o200k): case-aware letter runs, contractions attached to the word.
 const char* const kGpt4o =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
@@ -73,6 +78,7 @@ const Entry kFamilies[] = {
     {{"dbrx", "smaug-bpe", "chatglm-bpe", "glm4"}, "dbrx", {kLlama3}, false, false},
     {{"qwen2", "qwen2.5", "qwen-2.5", "deepseek-r1-qwen", "stablelm2", "megrez", "kormo", "hunyuan"},
      "qwen2", {kQwen2}, false, false},
+    {{"qwen35"}, "qwen35", {kQwen35}, false, false},
     {{"deepseek-llm"}, "deepseek-llm",
      {"[\\r\\n]", kDeepseekLlmLetters, kDeepseekLlmPunct, "\\s+$", kCjkRuns, "\\p{N}+"}, false, false},
     {{"deepseek-coder"}, "deepseek-coder",
