@@ -26,3 +26,18 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n);
 void rope(float* x, int n_heads, int head_dim, const double* angles);
 
 }  // namespace triattn::ops::ref
+
+// The Gated DeltaNet layer's kernels (gated_delta.h), straight from the definition: the conv
+// tap by tap, the delta rule token by token (decay, read, delta, write, read-out), in double.
+namespace triattn::ops {
+struct DeltaShape;
+}
+namespace triattn::ops::ref {
+void causal_conv1d_silu(int64_t T, int C, int K, const float* x, int64_t x_stride,
+                        const float* w, float* state, float* y, int64_t y_stride);
+// Every value head; state and out as in ops::gated_delta_rule.
+void gated_delta_rule(const DeltaShape& s, int64_t T, const float* qkv, int64_t qkv_stride,
+                      const float* g, const float* beta, int64_t gb_stride, float* state,
+                      float* out, int64_t out_stride);
+void gated_rmsnorm(const float* x, const float* z, const float* w, int n, float eps, float* y);
+}  // namespace triattn::ops::ref

@@ -1,0 +1,5 @@
+// The gated delta rule's bodies built for AVX512 (gated_delta_kernels.h).
+#if defined(__x86_64__)
+#define TRIATTN_GDN_NS gdn_avx512
+#include "ops/gated_delta_kernels.inl"
+#endif
