@@ -11,8 +11,10 @@
 #include "ops/ops.h"
 
 #define TRIATTN_GDN_NS gdn_base
+#define TRIATTN_GDN_VEC_BYTES 16
 #include "ops/gated_delta_kernels.inl"
 #undef TRIATTN_GDN_NS
+#undef TRIATTN_GDN_VEC_BYTES
 
 namespace triattn::ops {
 namespace {
@@ -23,6 +25,17 @@ float silu_f32(float x) { return x / (1.0f + std::exp(-x)); }
 const float* conv_input_row(int64_t r, int K, int C, const float* x, int64_t x_stride,
                             const float* state) {
   return r < 0 ? state + (r + K - 1) * C : x + r * x_stride;
+}
+
+// y[c] = sum_j w[c][j] * in[j][c]: the taps of one output row, channel by channel (w's rows are
+// contiguous that way, so decode reads the weights once in order).
+void conv_taps(int C, int K, const float* const* in, const float* w, float* y) {
+  for (int c = 0; c < C; ++c) {
+    const float* wc = w + static_cast<int64_t>(c) * K;
+    float acc = 0.0f;
+    for (int j = 0; j < K; ++j) acc += wc[j] * in[j][c];
+    y[c] = acc;
+  }
 }
 
 // The state after T more rows: the last K-1 rows of (old state, x).
@@ -74,19 +87,15 @@ DeltaCall make_delta_call(const DeltaShape& s, int64_t T, const float* qkv, int6
 void causal_conv1d_silu(int64_t T, int C, int K, const float* x, int64_t x_stride,
                         const float* w, float* state, float* y, int64_t y_stride) {
   if (T < 0 || C <= 0 || K <= 0) fail("causal_conv1d_silu: T ", T, ", C ", C, ", K ", K);
-  // Taps transposed to [K][C] so the inner loop runs over contiguous channels.
-  std::vector<float> wt(static_cast<size_t>(K) * C);
-  for (int c = 0; c < C; ++c)
-    for (int j = 0; j < K; ++j) wt[static_cast<size_t>(j) * C + c] = w[static_cast<size_t>(c) * K + j];
+  // SiLU through swiglu(sum, 1): the ISA kernels' vector exp, where a scalar exp per channel
+  // cost more than the taps.
+  const std::vector<float> ones(static_cast<size_t>(C), 1.0f);
+  std::vector<const float*> in(static_cast<size_t>(K));
   for (int64_t t = 0; t < T; ++t) {
+    for (int j = 0; j < K; ++j) in[j] = conv_input_row(t - (K - 1) + j, K, C, x, x_stride, state);
     float* yt = y + t * y_stride;
-    std::fill(yt, yt + C, 0.0f);
-    for (int j = 0; j < K; ++j) {
-      const float* in = conv_input_row(t - (K - 1) + j, K, C, x, x_stride, state);
-      const float* wj = wt.data() + static_cast<size_t>(j) * C;
-      for (int c = 0; c < C; ++c) yt[c] += wj[c] * in[c];
-    }
-    for (int c = 0; c < C; ++c) yt[c] = silu_f32(yt[c]);
+    conv_taps(C, K, in.data(), w, yt);
+    swiglu(yt, ones.data(), yt, C);
   }
   if (K > 1) conv_roll_state(T, C, K, x, x_stride, state);
 }
