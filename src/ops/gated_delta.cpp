@@ -30,7 +30,22 @@ const float* conv_input_row(int64_t r, int K, int C, const float* x, int64_t x_s
 // y[c] = sum_j w[c][j] * in[j][c]: the taps of one output row, channel by channel (w's rows are
 // contiguous that way, so decode reads the weights once in order).
 void conv_taps(int C, int K, const float* const* in, const float* w, float* y) {
-  for (int c = 0; c < C; ++c) {
+  int c = 0;
+  if (K == 4) {  // the models' width: blocks of fixed length, which the compiler vectorises
+    const float* __restrict x0 = in[0];
+    const float* __restrict x1 = in[1];
+    const float* __restrict x2 = in[2];
+    const float* __restrict x3 = in[3];
+    const float* __restrict wr = w;
+    float* __restrict yr = y;
+    for (; c + 8 <= C; c += 8) {
+      const float* wb = wr + 4 * static_cast<int64_t>(c);
+      for (int l = 0; l < 8; ++l)
+        yr[c + l] = wb[4 * l] * x0[c + l] + wb[4 * l + 1] * x1[c + l] +
+                    wb[4 * l + 2] * x2[c + l] + wb[4 * l + 3] * x3[c + l];
+    }
+  }
+  for (; c < C; ++c) {
     const float* wc = w + static_cast<int64_t>(c) * K;
     float acc = 0.0f;
     for (int j = 0; j < K; ++j) acc += wc[j] * in[j][c];
