@@ -1,7 +1,7 @@
 #pragma once
 // The gated delta rule's per-ISA bodies (gated_delta_kernels.inl compiled once per instruction
-// set: gated_delta.cpp for the baseline, gated_delta_avx2.cpp, gated_delta_avx512.cpp);
-// gated_delta.cpp picks one by the active ISA, so forcing an ISA in a test covers them all.
+// set: gated_delta.cpp for the baseline, gated_delta_avx2.cpp); gated_delta.cpp picks one by
+// the active ISA, so forcing an ISA in a test covers them all.
 #include <cstdint>
 
 #include "ops/gated_delta.h"
@@ -34,9 +34,5 @@ namespace gdn_avx2 {
 void recurrent(const DeltaCall& c);
 void chunked(const DeltaCall& c);
 }  // namespace gdn_avx2
-namespace gdn_avx512 {
-void recurrent(const DeltaCall& c);
-void chunked(const DeltaCall& c);
-}  // namespace gdn_avx512
 
 }  // namespace triattn::ops

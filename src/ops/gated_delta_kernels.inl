@@ -1,7 +1,7 @@
 // The gated delta rule, one-step and chunked, on GCC vector types of the width the includer
 // chooses, so one text serves every instruction set. The includer defines TRIATTN_GDN_NS (the
 // namespace these land in; gated_delta_kernels.h) and TRIATTN_GDN_VEC_BYTES (16 for the
-// baseline, 32 for AVX2, 64 for AVX-512: the native register, so no vector crosses an ABI).
+// baseline, 32 for AVX2: the native register, so no vector crosses an ABI).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -15,7 +15,7 @@ using vf = float __attribute__((vector_size(TRIATTN_GDN_VEC_BYTES)));
 constexpr int kLanes = TRIATTN_GDN_VEC_BYTES / 4;
 // Vectors of state columns one decode pass keeps in registers (dk rows of them stay in L1
 // between its two passes), and the tile of the chunked form's products: 8 accumulators, half
-// of AVX2's registers, a quarter of AVX-512's.
+// of AVX2's registers.
 constexpr int kStepVecs = 4;
 constexpr int kTileRows = 4;
 constexpr int kTileVecs = 2;
