@@ -52,8 +52,9 @@ void causal_conv1d_silu(int64_t T, int C, int K, const float* x, int64_t x_strid
 // split heads across threads. qkv: T conv-output rows (q, k, v; see DeltaShape), left intact:
 // q and k are L2-normalised (eps 1e-6) and q scaled by 1/sqrt(head_k_dim) on private scratch.
 // g, beta: T rows of n_v_heads (log decay, write strength). state: [n_v_heads][dk][dv] f32,
-// updated. out: T rows of n_v_heads * dv, not overlapping qkv. T == 1 runs the one-step recurrence, longer inputs
-// the chunked form (64-token chunks); both compute the same thing to float rounding.
+// updated. out: T rows of n_v_heads * dv, not overlapping qkv. Decode (T == 1) and calls under
+// 8 tokens run the one-step recurrence, longer ones the chunked form (64-token chunks); both
+// compute the same thing to float rounding, so how a sequence is cut into calls does not matter.
 void gated_delta_rule(const DeltaShape& s, int64_t T, const float* qkv, int64_t qkv_stride,
                       const float* g, const float* beta, int64_t gb_stride, float* state,
                       float* out, int64_t out_stride, int v_head_begin, int v_head_end);

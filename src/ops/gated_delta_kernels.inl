@@ -197,7 +197,8 @@ HeadIo gdn_head_io(const DeltaCall& c, int h) {
   const float* row = c.qkv;
   return HeadIo{row + static_cast<int64_t>(kh) * s.head_k_dim,
                 row + s.key_dim() + static_cast<int64_t>(kh) * s.head_k_dim,
-                row + 2 * static_cast<int64_t>(s.key_dim()) + static_cast<int64_t>(h) * s.head_v_dim,
+                row + 2 * static_cast<int64_t>(s.key_dim()) +
+                    static_cast<int64_t>(h) * s.head_v_dim,
                 c.qkv_stride,
                 c.g + h,
                 c.beta + h,
@@ -247,8 +248,8 @@ void gdn_pairs_lower(int n, int dk, const float* x, const float* kt, float* y) {
   }
 }
 
-// A[t][s] = -beta_t e^(G_t - G_s) k_t.k_s for s < t (negated for the substitution), P[t][s] = e^(G_t - G_s) q_t.k_s for s <= t,
-// zero elsewhere.
+// A[t][s] = -beta_t e^(G_t - G_s) k_t.k_s for s < t (negated for the substitution),
+// P[t][s] = e^(G_t - G_s) q_t.k_s for s <= t, zero elsewhere.
 void gdn_decay_pairs(int n, ChunkScratch& sc) {
   for (int t = 0; t < n; ++t) {
     float* at = sc.a.data() + t * n;

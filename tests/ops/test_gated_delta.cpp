@@ -201,17 +201,24 @@ TEST(GatedDeltaRule, StrongDecaysMatchReference) {
 }
 
 TEST(GatedDeltaRule, SplitCallsEqualOneCall) {
+  // Pieces that take both forms (under 8 tokens: one-step), chunk boundaries falling anywhere.
   const DeltaInputs in(kSmall, 201, 31);
   const DeltaResult whole = delta_all(gated_delta_rule, in);
-  std::vector<float> state = in.state, out;
-  run_delta(gated_delta_rule, in, 0, 70, state, out, 0, kSmall.n_v_heads);
-  run_delta(gated_delta_rule, in, 70, 71, state, out, 0, kSmall.n_v_heads);
-  run_delta(gated_delta_rule, in, 71, 201, state, out, 0, kSmall.n_v_heads);
-  EXPECT_LT(max_rel_error(out, whole.out), 1e-4);
-  EXPECT_LT(max_rel_error(state, whole.state), 1e-4);
   const DeltaResult want = delta_reference(in);
-  EXPECT_LT(max_rel_error(out, want.out), 1e-4);
-  EXPECT_LT(max_rel_error(state, want.state), 1e-4);
+  for (const std::vector<int64_t>& pieces :
+       {std::vector<int64_t>{70, 1, 130}, std::vector<int64_t>{3, 64, 5, 129}}) {
+    std::vector<float> state = in.state, out;
+    int64_t t = 0;
+    for (int64_t piece : pieces) {
+      run_delta(gated_delta_rule, in, t, t + piece, state, out, 0, kSmall.n_v_heads);
+      t += piece;
+    }
+    ASSERT_EQ(t, in.T);
+    EXPECT_LT(max_rel_error(out, whole.out), 1e-4);
+    EXPECT_LT(max_rel_error(state, whole.state), 1e-4);
+    EXPECT_LT(max_rel_error(out, want.out), 1e-4);
+    EXPECT_LT(max_rel_error(state, want.state), 1e-4);
+  }
 }
 
 TEST(GatedDeltaRule, HeadRangesEqualFullCall) {
@@ -231,7 +238,8 @@ TEST(GatedDeltaRule, HeadRangesEqualFullCall) {
   EXPECT_TRUE(std::equal(state.begin(), state.begin() + per_head, in.state.begin()));
   EXPECT_FALSE(std::equal(state.begin() + per_head, state.begin() + 2 * per_head,
                           in.state.begin() + per_head));
-  EXPECT_TRUE(std::equal(state.begin() + 2 * per_head, state.end(), in.state.begin() + 2 * per_head));
+  EXPECT_TRUE(
+      std::equal(state.begin() + 2 * per_head, state.end(), in.state.begin() + 2 * per_head));
 }
 
 TEST(GatedDeltaRule, KeyHeadMapping) {
