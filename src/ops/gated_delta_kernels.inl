@@ -302,9 +302,12 @@ void gdn_chunk(const HeadIo& io, int64_t t0, int n, int dk, int dv, ChunkScratch
 
 void recurrent(const DeltaCall& c) {
   const int dk = c.s.head_k_dim, dv = c.s.head_v_dim;
-  std::vector<float> qk(2 * static_cast<size_t>(dk));
-  float* qn = qk.data();
-  float* kn = qk.data() + dk;
+  // The normalised q and k on the stack for the usual head sizes: decode makes this call per
+  // layer and token.
+  float small[512];
+  std::vector<float> large(dk > 256 ? 2 * static_cast<size_t>(dk) : 0);
+  float* qn = dk > 256 ? large.data() : small;
+  float* kn = qn + dk;
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
   for (int h = c.h0; h < c.h1; ++h) {
     const HeadIo io = gdn_head_io(c, h);

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "ops/gated_delta.h"
 #include "ops/ops.h"
 #include "ops/reference.h"
@@ -149,7 +150,8 @@ TEST(GatedDeltaConv, StridedRows) {
 }
 
 TEST(GatedDeltaRule, BothFormsMatchReferenceOnEveryIsa) {
-  for (const DeltaShape& s : {kSmall, kQwenHeads}) {
+  // The third shape: key heads past 256 (scratch off the stack), tiled, a 20-wide value head.
+  for (const DeltaShape& s : {kSmall, kQwenHeads, DeltaShape{1, 2, 264, 20, true}}) {
     const DeltaInputs in(s, 150, 11);
     const DeltaResult want = delta_reference(in);
     for (Isa isa : supported_isas()) {
@@ -240,6 +242,30 @@ TEST(GatedDeltaRule, HeadRangesEqualFullCall) {
                           in.state.begin() + per_head));
   EXPECT_TRUE(
       std::equal(state.begin() + 2 * per_head, state.end(), in.state.begin() + 2 * per_head));
+}
+
+TEST(GatedDeltaRule, HeadRangesOnThreads) {
+  // The way a forward pass calls it: value heads split across a pool, each call on its own
+  // range of the same state and output (no shared scratch).
+  DeltaShape s = kSmall;
+  s.n_k_heads = 4;
+  s.n_v_heads = 12;
+  const DeltaInputs in(s, 100, 45);
+  const DeltaResult whole = delta_all(gated_delta_rule, in);
+  ThreadPool pool(3);
+  for (int64_t grain : {1, 2, 5}) {
+    std::vector<float> state = in.state, out(in.T * s.value_dim());
+    pool.parallel_for(
+        s.n_v_heads,
+        [&](int64_t h0, int64_t h1, int) {
+          gated_delta_rule(s, in.T, in.qkv.data(), s.conv_dim(), in.g.data(), in.beta.data(),
+                           s.n_v_heads, state.data(), out.data(), s.value_dim(),
+                           static_cast<int>(h0), static_cast<int>(h1));
+        },
+        grain);
+    EXPECT_EQ(out, whole.out);
+    EXPECT_EQ(state, whole.state);
+  }
 }
 
 TEST(GatedDeltaRule, KeyHeadMapping) {
