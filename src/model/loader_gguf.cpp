@@ -149,6 +149,16 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   TensorCensus census(names, "blk.");
   // Before the layer table is sized by block_count.
   census.check_layer_count(c.n_layers, path + ": " + k + "block_count", "the file");
+  // Qwen3.5's multi-token-prediction block is stored after the decoder's layers and counted
+  // in block_count; generation does not run it (its tensors are named as unused).
+  if (gguf->has(k + "nextn_predict_layers")) {
+    const int64_t extra = gguf->get_int(k + "nextn_predict_layers");
+    if (extra < 0 || extra >= c.n_layers)
+      fail(path, ": ", k, "nextn_predict_layers is ", extra, "; it must be from 0 to block_count - 1 (",
+           c.n_layers - 1, ")");
+    c.n_layers -= static_cast<int>(extra);
+    if (c.layers.size() > static_cast<size_t>(c.n_layers)) c.layers.resize(static_cast<size_t>(c.n_layers));
+  }
   read_gguf_experts(*gguf, path, *traits, c);
   if (c.has_moe_layers() && gguf->has(k + "expert_shared_feed_forward_length"))
     c.n_ff_shared = dim(k + "expert_shared_feed_forward_length", Lim::n_ff);

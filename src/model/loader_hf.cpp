@@ -204,6 +204,9 @@ void load_hf_model(ModelBuilder& m, const std::string& dir) {
                                       top.text("model_type"), dir, c);
   if (nested && !info.traits.hf_text_config)
     fail(cfg_path, ": a text_config section is not expected for model_type '", top.text("model_type"), "'");
+  // Multimodal configs may say tie_word_embeddings at the top level only.
+  if (nested && !text_json.contains("tie_word_embeddings"))
+    c.tied_embeddings = top.bool_or("tie_word_embeddings", info.traits.default_tied);
   auto in_file = [&](const std::string& name) { return nested ? hf_checkpoint_name(info, name) : name; };
 
   auto ckpt = std::make_shared<HfCheckpoint>(HfCheckpoint::open(dir));
