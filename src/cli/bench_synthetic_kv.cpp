@@ -12,13 +12,15 @@ namespace triattn::cli {
 
 namespace {
 
-// Rotates every head of x (halves layout: band f is (x[f], x[f + d/2])) by angle·ω_f, where
-// cos/sin hold the band angles already.
-void rotate(const float* in, float* out, int n_heads, int d, const double* cos, const double* sin) {
-  const int half = d / 2;
+// Rotates every head of x (halves layout within the first `rot` coordinates: band f is
+// (x[f], x[f + rot/2])) by angle·ω_f, where cos/sin hold the band angles already; the other
+// d − rot coordinates (partial RoPE) are copied as they are.
+void rotate(const float* in, float* out, int n_heads, int d, int rot, const double* cos, const double* sin) {
+  const int half = rot / 2;
   for (int h = 0; h < n_heads; ++h) {
     const float* a = in + h * d;
     float* b = out + h * d;
+    std::copy(a + rot, a + d, b + rot);
     for (int f = 0; f < half; ++f) {
       const double x = a[f], y = a[f + half];
       b[f] = static_cast<float>(x * cos[f] - y * sin[f]);
@@ -57,13 +59,13 @@ SyntheticKv::SyntheticKv(const Model& model, Forward& forward, int64_t sample_to
   const KvCache& sample = seq.cache();
 
   // Undo each key's rotation (by -pos·ω_f) so it can be re-rotated to any position.
-  const int d = c.head_dim, H = c.n_kv_heads, half = d / 2;
+  const int d = c.head_dim, H = c.n_kv_heads, rot = c.rotary_dims(), half = rot / 2;
   const size_t per_token = static_cast<size_t>(H) * d;
   pre_k_.resize(static_cast<size_t>(c.n_layers) * n_sample_ * per_token);
   v_.resize(pre_k_.size());
   std::vector<double> cs(half), sn(half);
   for (int l = 0; l < c.n_layers; ++l)
-    for (int h = 0; h < H; ++h) {
+    for (int h = 0; h < H && !c.is_delta(l); ++h) {  // a DeltaNet layer has no KV
       const auto* k = static_cast<const float*>(sample.keys(l, h));
       const auto* v = static_cast<const float*>(sample.values(l, h));
       const int32_t* pos = sample.positions(l, h);
@@ -74,7 +76,7 @@ SyntheticKv::SyntheticKv(const Model& model, Forward& forward, int64_t sample_to
           sn[f] = std::sin(angle);
         }
         float* dk = &pre_k_[(static_cast<size_t>(l) * n_sample_ + t) * per_token + h * d];
-        rotate(k + t * d, dk, 1, d, cs.data(), sn.data());
+        rotate(k + t * d, dk, 1, d, rot, cs.data(), sn.data());
         std::memcpy(&v_[(static_cast<size_t>(l) * n_sample_ + t) * per_token + h * d], v + t * d,
                     sizeof(float) * d);
       }
@@ -83,7 +85,7 @@ SyntheticKv::SyntheticKv(const Model& model, Forward& forward, int64_t sample_to
 
 void SyntheticKv::fill(Sequence& seq, int64_t depth, ThreadPool* pool) {
   const ModelConfig& c = model_.config();
-  const int d = c.head_dim, H = c.n_kv_heads, half = d / 2;
+  const int d = c.head_dim, H = c.n_kv_heads, rot = c.rotary_dims(), half = rot / 2;
   const size_t per_token = static_cast<size_t>(H) * d;
   KvCache& cache = seq.cache();
   std::mt19937_64 rng(seed_ ^ 0x5eed5eedULL);
@@ -101,8 +103,9 @@ void SyntheticKv::fill(Sequence& seq, int64_t depth, ThreadPool* pool) {
       }
       const int64_t j = static_cast<int64_t>(rng() % static_cast<uint64_t>(n_sample_));
       for (int l = 0; l < c.n_layers; ++l) {
+        if (c.is_delta(l)) continue;
         const size_t at = (static_cast<size_t>(l) * n_sample_ + j) * per_token;
-        rotate(&pre_k_[at], k.data(), H, d, cs.data(), sn.data());
+        rotate(&pre_k_[at], k.data(), H, d, rot, cs.data(), sn.data());
         cache.append(l, static_cast<int32_t>(p), k.data(), &v_[at]);
       }
     }

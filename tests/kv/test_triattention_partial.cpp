@@ -255,3 +255,25 @@ TEST(TriAttentionPartial, TreatingEveryCoordinateAsRotatedRanksKeysWrongly) {
   EXPECT_GE(partial, budget * 3 / 4) << "partial-RoPE keep set vs the keys attention favours";
   EXPECT_LE(all_rotated, budget / 2) << "all-rotated keep set should miss most of them";
 }
+
+TEST(TriAttentionPartial, RefusesStatisticsOfAnotherRotaryLayout) {
+  const auto cases = load_partial_fixture();
+  const PartialCase& c = cases[0];  // head 32, 8 rotated
+  auto msg = [](auto f) {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  AttentionGeometry full = c.g;
+  full.rotary_dim = 0;
+  full.rope_freqs.assign(16, 1.0f);
+  EXPECT_NE(msg([&] { TriAttentionScorer(c.stats, full, 16); }).find("rotary_dim 8 but the model rotates 32"),
+            std::string::npos);
+  auto no_pass = std::make_shared<HeadStats>(*c.stats);
+  no_pass->q_pass_mean.clear();
+  EXPECT_NE(msg([&] { TriAttentionScorer(no_pass, c.g, 16); }).find("leaves 24 coordinates unrotated"),
+            std::string::npos);
+}
