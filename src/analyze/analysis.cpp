@@ -43,10 +43,13 @@ Histogram histogram(const std::vector<double>& values, double lo, double hi, int
 Analysis analyze_capture(const AnalysisInputs& in) {
   const HeadStats& s = *in.stats;
   const QkCapture& cap = *in.capture;
-  const int L = s.n_layers, H = s.n_heads, KV = s.n_kv_heads, F = s.head_dim / 2;
-  if (L != cap.n_layers() || H != cap.n_heads() || KV != cap.n_kv_heads() || s.head_dim != cap.head_dim())
-    fail("analyze: statistics of shape ", L, "x", H, "/", KV, "x", s.head_dim, " do not match the model's ",
-         cap.n_layers(), "x", cap.n_heads(), "/", cap.n_kv_heads(), "x", cap.head_dim());
+  // Bands are the rotated coordinates only: under partial RoPE the others have no frequency.
+  const int L = s.n_layers, H = s.n_heads, KV = s.n_kv_heads, F = s.bands();
+  if (L != cap.n_layers() || H != cap.n_heads() || KV != cap.n_kv_heads() || s.head_dim != cap.head_dim() ||
+      s.rotary_dims() != cap.rotary_dim())
+    fail("analyze: statistics of shape ", L, "x", H, "/", KV, "x", s.head_dim, " (rotary_dim ", s.rotary_dims(),
+         ") do not match the model's ", cap.n_layers(), "x", cap.n_heads(), "/", cap.n_kv_heads(), "x",
+         cap.head_dim(), " (rotary_dim ", cap.rotary_dim(), ")");
   const size_t nq = static_cast<size_t>(L) * H * F, nk = static_cast<size_t>(L) * KV * F;
   if (s.q_mean_real.size() != nq || s.q_mean_imag.size() != nq || s.q_abs_mean.size() != nq)
     fail("analyze: query statistics hold the wrong number of values");
@@ -78,7 +81,14 @@ Analysis analyze_capture(const AnalysisInputs& in) {
       q.concentration = band_concentration(qre, qim, qabs);
       q.dominant = dominant_bands(qre, qim, qabs, kabs);
       const HeadCurveInput curve_in{l, h, g, centre_cross(qre, qim, kre, kim)};
-      q.reconstruction = reconstruction_correlation(cap, curve_in, a.omega);
+      // A layer without KV (DeltaNet) has no queries to correlate nor statistics: NaN figures,
+      // left out of every mean and never a default head.
+      if (cap.observed(l)) {
+        q.reconstruction = reconstruction_correlation(cap, curve_in, a.omega);
+      } else {
+        q.reconstruction.rbar = kNan;
+        q.concentration.weighted_R = kNan;
+      }
       weighted[static_cast<size_t>(l) * H + h] = q.concentration.weighted_R;
       qc.push_back(q.concentration);
       top1.add(q.dominant.top1_share);
@@ -111,6 +121,10 @@ Analysis analyze_capture(const AnalysisInputs& in) {
   for (const HeadChoice& c : heads) {
     if (c.layer < 0 || c.layer >= L || c.head < 0 || c.head >= H)
       fail("analyze: head ", c.layer, ":", c.head, " is outside the model (", L, " layers, ", H, " heads)");
+    if (!cap.observed(c.layer)) {
+      if (in.heads.empty()) continue;  // a default pick (first/middle/last layer) that has no attention
+      fail("analyze: layer ", c.layer, " has no attention (a DeltaNet layer): choose a head of another layer");
+    }
     ChosenHeadAnalysis ch;
     ch.choice = c;
     ch.kv_head = c.head / group;

@@ -51,6 +51,8 @@ json analysis_json(const AnalysisRun& run, const std::vector<Figure>& figures, c
                 {"n_layers", s.n_layers},       {"n_heads", s.n_heads},   {"n_kv_heads", s.n_kv_heads},
                 {"head_dim", s.head_dim},       {"context_length", s.context_length},
                 {"rope_theta", s.rope_theta},   {"rope_scaling", s.rope_scaling}};
+  // Partial RoPE only, so reports of full-RoPE models keep their shape.
+  if (s.rotary_dim > 0 && s.rotary_dim < s.head_dim) j["model"]["rotary_dim"] = s.rotary_dim;
   j["input"] = {{"token_count", s.tokens.size()}, {"windows", s.windows}, {"input_hash", s.input_hash}, {"tokens", s.tokens}};
   j["stats"] = {{"source", s.stats_source},
                 {"token_count", s.stats_tokens},

@@ -41,7 +41,10 @@ AnalysisRun run_analysis(const Model& model, const std::string& text, const Anal
          "; at least ", kMinAnalysisTokens, " are needed (r̄ correlates a query with keys at distances 1, 2 and 4), ",
          "and thousands give useful statistics");
 
-  QkCapture capture(c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
+  std::vector<int> kv_layers;  // DeltaNet layers report nothing
+  for (int l = 0; l < c.n_layers; ++l)
+    if (!c.is_delta(l)) kv_layers.push_back(l);
+  QkCapture capture(c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.rotary_dims(), kv_layers);
   CalibrateOptions copt;
   copt.pool = opt.pool;
   copt.progress = opt.progress;
@@ -56,6 +59,7 @@ AnalysisRun run_analysis(const Model& model, const std::string& text, const Anal
   src.model_name = c.name;
   src.architecture = c.arch;
   src.n_layers = c.n_layers, src.n_heads = c.n_heads, src.n_kv_heads = c.n_kv_heads, src.head_dim = c.head_dim;
+  src.rotary_dim = c.rotary_dims();
   src.context_length = c.context_length;
   src.rope_theta = c.rope_theta;
   src.rope_scaling = describe_rope_scaling(c.rope_scaling);

@@ -42,6 +42,7 @@ struct AnalyzeOptions {
 struct AnalysisSource {
   std::string model_path, model_name, architecture;
   int n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  int rotary_dim = 0;  // coordinates RoPE rotates (= head_dim unless partial); bands = rotary_dim / 2
   int64_t context_length = 0;
   double rope_theta = 0;
   std::string rope_scaling;

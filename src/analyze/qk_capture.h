@@ -20,9 +20,13 @@ struct CaptureWindow {
 
 class QkCapture final : public ForwardObserver {
  public:
-  QkCapture(int n_layers, int n_heads, int n_kv_heads, int head_dim);
+  // rotary_dim: the leading coordinates RoPE rotates (0 = head_dim); only they form bands.
+  // observed_layers: the layers the forward pass reports (those with KV; empty = every layer);
+  // the others (DeltaNet) stay empty.
+  QkCapture(int n_layers, int n_heads, int n_kv_heads, int head_dim, int rotary_dim = 0,
+            std::vector<int> observed_layers = {});
 
-  // Layer 0 of each call appends tokens; the other layers must then report the same run.
+  // The first observed layer of each call appends tokens; the others must then report the same run.
   // A call with pos0 = 0 starts a new window; otherwise pos0 must continue the current one.
   void on_pre_rope(int layer, int64_t pos0, int64_t n_tokens, const float* q, const float* k) override;
 
@@ -30,25 +34,29 @@ class QkCapture final : public ForwardObserver {
   int n_heads() const { return n_heads_; }
   int n_kv_heads() const { return n_kv_heads_; }
   int head_dim() const { return head_dim_; }
-  int bands() const { return head_dim_ / 2; }
-  // Tokens every layer has reported (throws if the layers disagree: a partial pass).
+  int rotary_dim() const { return half_ * 2; }
+  int bands() const { return half_; }
+  bool observed(int layer) const { return observed_[layer]; }
+  // Tokens every observed layer has reported (throws if the layers disagree: a partial pass).
   int64_t tokens() const;
   const std::vector<CaptureWindow>& windows() const { return windows_; }
   // Position of a token inside its window (what RoPE rotated it by).
   int64_t position(int64_t token) const { return positions_[token]; }
 
-  // Band f of query head `head` / KV head `kv_head` at `token` (halves layout).
+  // Band f of query head `head` / KV head `kv_head` at `token` (halves layout of the rotated part).
   std::complex<double> q_band(int layer, int64_t token, int head, int f) const {
     const float* x = &q_[layer][(token * n_heads_ + head) * head_dim_];
-    return {x[f], x[f + head_dim_ / 2]};
+    return {x[f], x[f + half_]};
   }
   std::complex<double> k_band(int layer, int64_t token, int kv_head, int f) const {
     const float* x = &k_[layer][(token * n_kv_heads_ + kv_head) * head_dim_];
-    return {x[f], x[f + head_dim_ / 2]};
+    return {x[f], x[f + half_]};
   }
 
  private:
-  int n_layers_, n_heads_, n_kv_heads_, head_dim_;
+  int n_layers_, n_heads_, n_kv_heads_, head_dim_, half_;
+  std::vector<bool> observed_;
+  int first_ = 0;  // the first observed layer: it defines the token run
   std::vector<std::vector<float>> q_, k_;  // per layer: [tokens][heads][head_dim]
   std::vector<int64_t> layer_tokens_;      // tokens reported per layer
   std::vector<int64_t> positions_;         // per token, from layer 0

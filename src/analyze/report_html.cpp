@@ -14,6 +14,13 @@ std::string fmt(const char* f, double v) { return std::isfinite(v) ? number_text
 
 std::string td(const std::string& s) { return "<td>" + xml_escape(s) + "</td>"; }
 
+// "64 " or, under partial RoPE, "rotary_dim 64: 32 " (the figures cover the rotated bands only).
+std::string rotary_text(const AnalysisSource& s) {
+  const int rot = s.rotary_dim > 0 ? s.rotary_dim : s.head_dim;
+  const std::string bands = std::to_string(rot / 2) + " ";
+  return rot < s.head_dim ? "rotary_dim " + std::to_string(rot) + ": " + bands + "rotated " : bands;
+}
+
 std::string row(const std::string& name, const std::string& value) {
   return "<tr><th>" + xml_escape(name) + "</th>" + td(value) + "</tr>\n";
 }
@@ -82,7 +89,7 @@ std::string report_html(const AnalysisRun& run, const std::vector<Figure>& figur
   h += "<h1>Q/K concentration of " + xml_escape(name) + "</h1>\n";
   h += "<p class=\"meta\">" + xml_escape(s.architecture) + ", " + std::to_string(s.n_layers) + " layers, " +
        std::to_string(s.n_heads) + " query heads / " + std::to_string(s.n_kv_heads) + " KV heads, head_dim " +
-       std::to_string(s.head_dim) + " (" + std::to_string(s.head_dim / 2) + " bands), RoPE θ " + fmt("%g", s.rope_theta) +
+       std::to_string(s.head_dim) + " (" + rotary_text(s) + "bands), RoPE θ " + fmt("%g", s.rope_theta) +
        " (" + xml_escape(s.rope_scaling) + "). Input: " + std::to_string(s.tokens.size()) + " tokens in " +
        std::to_string(s.windows) + " window(s), " + xml_escape(s.input_hash) + ". Statistics: " +
        (s.stats_source == "input" ? std::string("from the input itself") : "from " + xml_escape(s.stats_source)) + " (" +

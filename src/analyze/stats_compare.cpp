@@ -21,6 +21,7 @@ void check_comparable(const LoadedStats& a, const std::string& path_a, const Loa
   cmp("n_layers", a.stats->n_layers, b.stats->n_layers);
   cmp("n_heads", a.stats->n_heads, b.stats->n_heads);
   cmp("head_dim", a.stats->head_dim, b.stats->head_dim);
+  cmp("rotary_dim", a.stats->rotary_dims(), b.stats->rotary_dims());
   if (!a.official_pt && !b.official_pt && x.architecture != y.architecture)
     bad.push_back("architecture '" + x.architecture + "' vs '" + y.architecture + "'");
   if (x.rope_freqs.size() == y.rope_freqs.size())
@@ -38,9 +39,10 @@ void check_comparable(const LoadedStats& a, const std::string& path_a, const Loa
 }
 
 StatsComparison compare_stats(const HeadStats& a, const HeadStats& b) {
-  if (a.n_layers != b.n_layers || a.n_heads != b.n_heads || a.head_dim != b.head_dim)
+  if (a.n_layers != b.n_layers || a.n_heads != b.n_heads || a.head_dim != b.head_dim ||
+      a.rotary_dims() != b.rotary_dims())
     fail("--compare: statistics of different shapes");
-  const int F = a.head_dim / 2;
+  const int F = a.bands();  // the centres compared are the rotated bands'
   const double nan = std::numeric_limits<double>::quiet_NaN();
   StatsComparison c;
   double sum_cos = 0, sum_dist = 0;

@@ -63,6 +63,7 @@ StatsInfo stats_info_for(const ModelConfig& cfg, int64_t token_count, uint64_t i
   i.n_heads = cfg.n_heads;
   i.n_kv_heads = cfg.n_kv_heads;
   i.head_dim = cfg.head_dim;
+  i.rotary_dim = cfg.rotary_dims() < cfg.head_dim ? cfg.rotary_dims() : 0;
   i.rope_theta = cfg.rope_theta;
   i.rope_scaling = describe_rope_scaling(cfg.rope_scaling);
   i.rope_attn_factor = cfg.rope_attn_factor();
@@ -197,6 +198,11 @@ LoadedStats read_safetensors_stats(const std::string& path) {
   i.n_kv_heads = static_cast<int>(meta_int(m, "n_kv_heads", path, 1, kMaxDim));
   i.head_dim = static_cast<int>(meta_int(m, "head_dim", path, 2, kMaxDim));
   if (i.head_dim % 2) fail(path, ": stats metadata 'head_dim' is ", i.head_dim, " (must be even: bands are pairs)");
+  if (m.count("rotary_dim")) {
+    i.rotary_dim = static_cast<int>(meta_int(m, "rotary_dim", path, 2, i.head_dim));
+    if (i.rotary_dim % 2) fail(path, ": stats metadata 'rotary_dim' is ", i.rotary_dim, " (must be even: bands are pairs)");
+    if (i.rotary_dim == i.head_dim) i.rotary_dim = 0;
+  }
   i.rope_theta = meta_positive(m, "rope_theta", path);
   i.rope_scaling = meta(m, "rope_scaling", path);
   i.rope_attn_factor = meta_positive(m, "rope_attn_factor", path);
@@ -206,13 +212,14 @@ LoadedStats read_safetensors_stats(const std::string& path) {
          kMinCalibrationTokens, " needed to say anything about the model; recalibrate with a longer --input");
   i.input_hash = meta(m, "input_hash", path);
   if (auto it = m.find("scored_layers"); it != m.end()) i.scored_layers = parse_layers(it->second, i.n_layers, path);
-  const int64_t half = i.head_dim / 2;
+  const int64_t half = i.rotary_dims() / 2;
   const std::vector<int64_t> qs = {i.n_layers, i.n_heads, half}, ks = {i.n_layers, i.n_kv_heads, half};
   auto s = std::make_shared<HeadStats>();
   s->n_layers = i.n_layers;
   s->n_heads = i.n_heads;
   s->n_kv_heads = i.n_kv_heads;
   s->head_dim = i.head_dim;
+  s->rotary_dim = i.rotary_dim;
   s->q_mean_real = read_f32(*f, "q_mean_real", qs);
   s->q_mean_imag = read_f32(*f, "q_mean_imag", qs);
   s->q_abs_mean = read_f32(*f, "q_abs_mean", qs);
@@ -222,6 +229,12 @@ LoadedStats read_safetensors_stats(const std::string& path) {
   read_f32(*f, "q_mrl", qs);  // derived, for analysis: only its shape and values are checked
   read_f32(*f, "k_mrl", ks);
   i.rope_freqs = read_f32(*f, "rope_freqs", {half});
+  if (s->pass_dims() > 0) {
+    s->q_pass_mean = read_f32(*f, "q_pass_mean", {i.n_layers, i.n_heads, s->pass_dims()});
+    s->q_pass_abs_mean = read_f32(*f, "q_pass_abs_mean", {i.n_layers, i.n_heads});
+  } else if (f->find("q_pass_mean") || f->find("q_pass_abs_mean")) {
+    fail(path, ": stats tensors 'q_pass_*' are present but metadata 'rotary_dim' says every coordinate rotates");
+  }
   if (f->find("weights_fingerprint"))
     i.weights_fingerprint = read_f32(*f, "weights_fingerprint", {kWeightsFingerprintSize});
   check_file_values(*f);
@@ -232,10 +245,18 @@ LoadedStats read_safetensors_stats(const std::string& path) {
 }  // namespace
 
 void write_stats_file(const std::string& path, const HeadStats& s, const StatsInfo& i) {
-  const int64_t half = s.head_dim / 2;
+  const int64_t half = s.bands();
   const std::vector<int64_t> qs = {s.n_layers, s.n_heads, half}, ks = {s.n_layers, s.n_kv_heads, half};
+  if (s.rotary_dims() % 2 || s.rotary_dims() > s.head_dim || s.rotary_dims() <= 0)
+    fail(path, ": rotary_dim ", s.rotary_dims(), " for head_dim ", s.head_dim);
+  if (i.rotary_dims() != s.rotary_dims())
+    fail(path, ": the statistics are for rotary_dim ", s.rotary_dims(), ", the model info says ", i.rotary_dims());
   if (static_cast<int64_t>(i.rope_freqs.size()) != half)
-    fail(path, ": ", i.rope_freqs.size(), " RoPE frequencies for head_dim ", s.head_dim);
+    fail(path, ": ", i.rope_freqs.size(), " RoPE frequencies for rotary_dim ", s.rotary_dims());
+  const size_t np = static_cast<size_t>(s.n_layers) * s.n_heads;
+  if (s.pass_dims() > 0 && (s.q_pass_mean.size() != np * s.pass_dims() || s.q_pass_abs_mean.size() != np))
+    fail(path, ": pass-query statistics hold ", s.q_pass_mean.size(), "/", s.q_pass_abs_mean.size(),
+         " values, expected ", np * s.pass_dims(), "/", np);
   if (!i.weights_fingerprint.empty() && i.weights_fingerprint.size() != static_cast<size_t>(kWeightsFingerprintSize))
     fail(path, ": a weights fingerprint of ", i.weights_fingerprint.size(), " values, expected ", kWeightsFingerprintSize);
   const size_t nq = static_cast<size_t>(s.n_layers) * s.n_heads * half, nk = static_cast<size_t>(s.n_layers) * s.n_kv_heads * half;
@@ -265,6 +286,7 @@ void write_stats_file(const std::string& path, const HeadStats& s, const StatsIn
   w.set_metadata("token_count", std::to_string(i.token_count));
   w.set_metadata("input_hash", i.input_hash);
   w.set_metadata("pairing", "half");
+  if (s.pass_dims() > 0) w.set_metadata("rotary_dim", std::to_string(s.rotary_dims()));
   if (!i.scored_layers.empty()) w.set_metadata("scored_layers", join_layers(i.scored_layers));
   auto add = [&](const char* name, const std::vector<float>& v, const std::vector<int64_t>& shape) {
     w.add(name, DType::F32, shape, v.data(), v.size() * sizeof(float));
@@ -278,6 +300,10 @@ void write_stats_file(const std::string& path, const HeadStats& s, const StatsIn
   add("k_abs_mean", s.k_abs_mean, ks);
   add("k_mrl", mrl(s.k_mean_real, s.k_mean_imag, s.k_abs_mean), ks);
   add("rope_freqs", i.rope_freqs, {half});
+  if (s.pass_dims() > 0) {
+    add("q_pass_mean", s.q_pass_mean, {s.n_layers, s.n_heads, s.pass_dims()});
+    add("q_pass_abs_mean", s.q_pass_abs_mean, {s.n_layers, s.n_heads});
+  }
   if (!i.weights_fingerprint.empty()) add("weights_fingerprint", i.weights_fingerprint, {kWeightsFingerprintSize});
   write_file_atomically(path, [&](const std::string& tmp) { w.write(tmp); });
 }

@@ -1,10 +1,15 @@
 #pragma once
 // The calibration stats file (docs/design.md, Contracts): safetensors holding, f32 and
-// band-indexed by frequency ("half" pairing: band f = (x[f], x[f + d/2])),
-//   q_mean_real, q_mean_imag, q_abs_mean, q_mrl   [n_layers, n_heads, d/2]
-//   k_mean_real, k_mean_imag, k_abs_mean, k_mrl   [n_layers, n_kv_heads, d/2]
-//   rope_freqs                                    [d/2]  (ω_f after scaling, for validation)
+// band-indexed by frequency ("half" pairing: band f = (x[f], x[f + r/2]), r = rotary_dim,
+// which is d unless the model rotates only part of each head),
+//   q_mean_real, q_mean_imag, q_abs_mean, q_mrl   [n_layers, n_heads, r/2]
+//   k_mean_real, k_mean_imag, k_abs_mean, k_mrl   [n_layers, n_kv_heads, r/2]
+//   rope_freqs                                    [r/2]  (ω_f after scaling, for validation)
 //   weights_fingerprint                           [256]  (model/weights_fingerprint.h; version 2)
+//   q_pass_mean                                   [n_layers, n_heads, d − r]  (only when r < d)
+//   q_pass_abs_mean                               [n_layers, n_heads]         (only when r < d)
+// where q_pass_* are the mean of the unrotated query coordinates [r, d) and the mean of their
+// norm, and metadata 'rotary_dim' is written only when r < d (absent: r = d).
 // where *_mrl = |mean| / abs_mean (R_f, derived, for analysis). __metadata__ (strings):
 //   format "triattn-stats", format_version "2", architecture, model_name, n_layers, n_heads,
 //   n_kv_heads, head_dim, rope_theta, rope_scaling, rope_attn_factor, token_count,
@@ -45,6 +50,8 @@ inline constexpr int64_t kFewCalibrationTokens = 256;
 struct StatsInfo {
   std::string architecture, model_name;
   int n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  int rotary_dim = 0;  // metadata 'rotary_dim'; 0 = head_dim (absent from the file)
+  int rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
   double rope_theta = 0;
   std::string rope_scaling;  // describe_rope_scaling()
   double rope_attn_factor = 1;

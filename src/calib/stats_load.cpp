@@ -51,6 +51,14 @@ void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const 
   cmp_int("n_layers", i.n_layers, cfg.n_layers);
   cmp_int("n_heads", i.n_heads, cfg.n_heads);
   cmp_int("head_dim", i.head_dim, cfg.head_dim);
+  // The bands and the pass statistics depend on how many coordinates rotate. The .pt format
+  // has no pass statistics, so a partial-RoPE model refuses it (reported as its rotary_dim).
+  if (loaded.official_pt && cfg.rotary_dims() < cfg.head_dim)
+    bad.push_back("rotary_dim: the model rotates " + std::to_string(cfg.rotary_dims()) + " of its " +
+                  std::to_string(cfg.head_dim) + " coordinates, and the official .pt format holds no statistics of "
+                  "the unrotated ones");
+  else
+    cmp_int("rotary_dim", i.rotary_dims(), cfg.rotary_dims());
   if (!loaded.official_pt) {  // the official .pt records none of these
     cmp_int("n_kv_heads", i.n_kv_heads, cfg.n_kv_heads);
     if (i.architecture != cfg.arch) bad.push_back("architecture '" + i.architecture + "' (model: '" + cfg.arch + "')");
@@ -58,7 +66,7 @@ void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const 
       bad.push_back("rope_theta " + exact_number_text(i.rope_theta) + " (model: " + exact_number_text(cfg.rope_theta) + ")");
     // Compare what scoring actually uses (ω_f after scaling), so equivalent descriptions of the
     // same scaling (HF rope_scaling vs GGUF rope_freqs factors) are not refused.
-    if (i.head_dim == cfg.head_dim) {
+    if (i.head_dim == cfg.head_dim && i.rotary_dims() == cfg.rotary_dims()) {
       const auto freqs = cfg.rope_freqs();
       for (size_t f = 0; f < freqs.size() && f < i.rope_freqs.size(); ++f)
         if (std::abs(i.rope_freqs[f] - freqs[f]) > 1e-5f * std::abs(freqs[f])) {

@@ -35,12 +35,17 @@ const char* rule_text(Rule rule) {
   return "";
 }
 
-// "layer 1, head 3, band 2" for [layers, heads, bands]; "band 2" for rope_freqs; "index 2" otherwise.
+// "layer 1, head 3, band 2" for [layers, heads, bands] ("coordinate" for the pass mean);
+// "layer 1, head 3" for [layers, heads]; "band 2" for rope_freqs; "index 2" otherwise.
 std::string where(const StatsTensorValues& t, size_t i) {
   std::ostringstream os;
   if (t.shape.size() == 3 && t.shape[1] > 0 && t.shape[2] > 0) {
     const auto bands = static_cast<size_t>(t.shape[2]), heads = static_cast<size_t>(t.shape[1]);
-    os << "layer " << i / (heads * bands) << ", head " << i / bands % heads << ", band " << i % bands;
+    os << "layer " << i / (heads * bands) << ", head " << i / bands % heads
+       << (t.name == "q_pass_mean" ? ", coordinate " : ", band ") << i % bands;
+  } else if (t.shape.size() == 2 && t.shape[1] > 0) {
+    const auto heads = static_cast<size_t>(t.shape[1]);
+    os << "layer " << i / heads << ", head " << i % heads;
   } else {
     os << (t.name == "rope_freqs" ? "band " : "index ") << i;
   }
@@ -51,7 +56,7 @@ std::string where(const StatsTensorValues& t, size_t i) {
 
 std::vector<StatsTensorValues> stats_tensor_values(const HeadStats& s, std::span<const float> rope_freqs,
                                                    std::span<const float> fingerprint) {
-  const int64_t half = s.head_dim / 2;
+  const int64_t half = s.bands();
   const std::vector<int64_t> qs = {s.n_layers, s.n_heads, half}, ks = {s.n_layers, s.n_kv_heads, half};
   std::vector<StatsTensorValues> t = {
       {"q_mean_real", qs, s.q_mean_real}, {"q_mean_imag", qs, s.q_mean_imag}, {"q_abs_mean", qs, s.q_abs_mean}};
@@ -59,6 +64,10 @@ std::vector<StatsTensorValues> stats_tensor_values(const HeadStats& s, std::span
     t.push_back({"k_mean_real", ks, s.k_mean_real});
     t.push_back({"k_mean_imag", ks, s.k_mean_imag});
     t.push_back({"k_abs_mean", ks, s.k_abs_mean});
+  }
+  if (s.pass_dims() > 0) {
+    t.push_back({"q_pass_mean", {s.n_layers, s.n_heads, s.pass_dims()}, s.q_pass_mean});
+    t.push_back({"q_pass_abs_mean", {s.n_layers, s.n_heads}, s.q_pass_abs_mean});
   }
   if (!rope_freqs.empty()) t.push_back({"rope_freqs", {half}, rope_freqs});
   if (!fingerprint.empty()) t.push_back({"weights_fingerprint", {static_cast<int64_t>(fingerprint.size())}, fingerprint});

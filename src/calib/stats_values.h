@@ -20,7 +20,7 @@ struct StatsTensorValues {
   std::span<const float> values;
 };
 
-// The tensors a HeadStats holds (k_* only when present), plus rope_freqs and the weights
+// The tensors a HeadStats holds (k_* only when present, q_pass_* under partial RoPE), plus rope_freqs and the weights
 // fingerprint when non-empty, named and shaped as in the stats file.
 std::vector<StatsTensorValues> stats_tensor_values(const HeadStats& s, std::span<const float> rope_freqs,
                                                    std::span<const float> fingerprint);

@@ -76,8 +76,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     });
   }
   std::cout << "wrote " << output << ": " << r.info.token_count << " tokens in " << r.windows << " window(s), "
-            << r.stats.n_layers << " layers x " << r.stats.n_heads << " query heads x " << r.stats.head_dim / 2
-            << " bands, input " << r.info.input_hash << "\n";
+            << r.stats.n_layers << " layers x " << r.stats.n_heads << " query heads x " << r.stats.bands()
+            << (r.stats.pass_dims() > 0 ? " rotated bands (+ " + std::to_string(r.stats.pass_dims()) + " unrotated coordinates)" : std::string(" bands"))
+            << ", input " << r.info.input_hash << "\n";
   return 0;
 }
 

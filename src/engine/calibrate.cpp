@@ -27,6 +27,14 @@ class TeeObserver final : public ForwardObserver {
   ForwardObserver* second_;
 };
 
+// The layers the forward pass reports pre-RoPE vectors for: all but the DeltaNet ones.
+std::vector<int> kv_layers(const ModelConfig& c) {
+  std::vector<int> out;
+  for (int l = 0; l < c.n_layers; ++l)
+    if (!c.is_delta(l)) out.push_back(l);
+  return out;
+}
+
 }  // namespace
 
 CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> all_tokens,
@@ -50,7 +58,9 @@ CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> 
     fail("calibration: window ", window, " is longer than the model's context length ", c.context_length);
   const int64_t chunk = opt.chunk;
 
-  StatsAccumulator acc(c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
+  // Layers without KV (DeltaNet) are never observed; their statistics stay zero and the file's
+  // scored_layers leaves them out.
+  StatsAccumulator acc(c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.rotary_dims(), kv_layers(c));
   TeeObserver observer(acc, opt.also_observe);
   Forward forward(model, opt.pool);
   EngineStep step(forward);

@@ -16,6 +16,7 @@ AttentionGeometry attention_geometry(const ModelConfig& c) {
   g.n_heads = c.n_heads;
   g.n_kv_heads = c.n_kv_heads;
   g.head_dim = c.head_dim;
+  g.rotary_dim = c.rotary_dims();
   g.rope_freqs = c.rope_freqs();
   g.attn_factor = c.rope_attn_factor();
   g.layer_window = layer_windows(c);

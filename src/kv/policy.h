@@ -18,18 +18,30 @@
 namespace triattn {
 
 // Per-head query statistics from calibration (docs/design.md, "Calibration" and "The stats file"), band-indexed by frequency.
+// Under partial RoPE only the first rotary_dim coordinates form bands; the other head_dim −
+// rotary_dim ("pass") coordinates never rotate and have statistics of their own.
 struct HeadStats {
   int n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
-  // [n_layers][n_heads][head_dim/2], flattened row-major.
+  int rotary_dim = 0;  // 0 = head_dim (every coordinate rotates)
+  int rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  int bands() const { return rotary_dims() / 2; }
+  int pass_dims() const { return head_dim - rotary_dims(); }
+  // [n_layers][n_heads][bands()], flattened row-major.
   std::vector<float> q_mean_real, q_mean_imag, q_abs_mean;
-  // [n_layers][n_kv_heads][head_dim/2]; analysis only.
+  // [n_layers][n_kv_heads][bands()]; analysis only.
   std::vector<float> k_mean_real, k_mean_imag, k_abs_mean;
+  // Partial RoPE only (empty when pass_dims() == 0): the mean pre-RoPE query of the pass
+  // coordinates [n_layers][n_heads][pass_dims()], and the mean of its norm ‖q_pass‖
+  // [n_layers][n_heads].
+  std::vector<float> q_pass_mean, q_pass_abs_mean;
 };
 
 // What a policy needs to know about the model's attention, filled by the engine.
 struct AttentionGeometry {
   int n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
-  std::vector<float> rope_freqs;  // ω_f, f = 0..head_dim/2-1 (after rope scaling)
+  int rotary_dim = 0;  // coordinates that rotate (the first ones); 0 = head_dim
+  int rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  std::vector<float> rope_freqs;  // ω_f, f = 0..rotary_dims()/2-1 (after rope scaling)
   float attn_factor = 1.0f;       // YaRN mscale (fs); scores use fs²
   // Per layer: 0 = full attention, w > 0 = sliding window of w, kNoKv = no KV (as KvCacheShape::layer_window;
   // empty = every layer full). Policies compress the full layers only.

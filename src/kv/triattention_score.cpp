@@ -31,20 +31,25 @@ void check_key_type(DType type) {
 }  // namespace
 
 void score_spread(const HeadCoeffs* heads, int n_heads, const void* keys, DType type, size_t row_bytes,
-                  std::span<const int32_t> rows, float* out) {
+                  std::span<const int32_t> rows, float* out, int pass_dims, const float* pass_w) {
   if (n_heads <= 0) return;
   check_key_type(type);
   const int half = heads[0].half;
-  std::vector<float> k(2 * static_cast<size_t>(half)), e(static_cast<size_t>(half));
+  if (!pass_w) pass_dims = 0;
+  const int dims = 2 * half + pass_dims;
+  std::vector<float> k(static_cast<size_t>(dims)), e(static_cast<size_t>(half));
   const auto* base = static_cast<const uint8_t*>(keys);
   const size_t n = rows.size();
   for (size_t i = 0; i < n; ++i) {
-    ops::dequantize_row(type, base + static_cast<size_t>(rows[i]) * row_bytes, k.data(), 2 * half);
+    ops::dequantize_row(type, base + static_cast<size_t>(rows[i]) * row_bytes, k.data(), dims);
     for (int f = 0; f < half; ++f) e[f] = k[f] * k[f] + k[half + f] * k[half + f];  // |K_f|², shared by the group
+    double pass_sq = 0;  // ‖K_p‖²
+    for (int t = 2 * half; t < dims; ++t) pass_sq += static_cast<double>(k[t]) * k[t];
     for (int j = 0; j < n_heads; ++j) {
       const float* w = heads[j].w();
       double acc = 0;
       for (int f = 0; f < half; ++f) acc += static_cast<double>(w[f]) * e[f];
+      if (pass_dims > 0) acc += static_cast<double>(pass_w[j]) * pass_sq;
       out[j * n + i] = static_cast<float>(std::sqrt(acc));
     }
   }
@@ -61,14 +66,25 @@ TriAttentionScorer::TriAttentionScorer(std::shared_ptr<const HeadStats> stats,
          g.head_dim);
   if (g.n_kv_heads <= 0 || g.n_heads % g.n_kv_heads != 0)
     fail("triattention: ", g.n_heads, " query heads do not split into ", g.n_kv_heads, " KV heads");
-  if (g.head_dim % 2 != 0) fail("triattention: head_dim ", g.head_dim, " is odd");
-  half_ = g.head_dim / 2;
+  const int rot = g.rotary_dims();
+  if (rot % 2 != 0 || rot > g.head_dim)
+    fail("triattention: rotary_dim ", rot, " is odd or exceeds head_dim ", g.head_dim);
+  if (s.rotary_dims() != rot)
+    fail("triattention: statistics are for rotary_dim ", s.rotary_dims(), " but the model rotates ", rot,
+         " of its ", g.head_dim, " coordinates");
+  half_ = rot / 2;
+  pass_ = g.head_dim - rot;
   if (static_cast<int>(g.rope_freqs.size()) != half_)
     fail("triattention: geometry has ", g.rope_freqs.size(), " RoPE frequencies, expected ", half_);
   const size_t need = static_cast<size_t>(g.n_layers) * g.n_heads * half_;
   if (s.q_mean_real.size() != need || s.q_mean_imag.size() != need || s.q_abs_mean.size() != need)
     fail("triattention: query statistics hold ", s.q_mean_real.size(), "/", s.q_mean_imag.size(), "/",
          s.q_abs_mean.size(), " values, expected ", need);
+  const size_t heads = static_cast<size_t>(g.n_layers) * g.n_heads;
+  if (pass_ > 0 && (s.q_pass_mean.size() != heads * pass_ || s.q_pass_abs_mean.size() != heads))
+    fail("triattention: the model leaves ", pass_, " coordinates unrotated but the statistics hold ",
+         s.q_pass_mean.size(), "/", s.q_pass_abs_mean.size(), " pass-query values, expected ", heads * pass_, "/",
+         heads, " (recalibrate with `triattn calibrate`)");
   if (max_offset_log2 < 0 || max_offset_log2 > 30)
     fail("triattention: max offset 2^", max_offset_log2, " out of range [0, 30]");
   n_layers_ = g.n_layers;
@@ -80,6 +96,27 @@ TriAttentionScorer::TriAttentionScorer(std::shared_ptr<const HeadStats> stats,
   for (auto& c : coeffs_) {
     c.half = half_;
     c.data.assign(3 * static_cast<size_t>(half_), 0.0f);
+  }
+  if (pass_ > 0) set_pass_coeffs();
+}
+
+void TriAttentionScorer::set_pass_coeffs() {
+  // fs² scales the whole logit here (the forward pass folds mscale² into the attention scale),
+  // so the pass term carries it too.
+  const HeadStats& s = *stats_;
+  const double trig = terms_ == ScoreTerms::Spread ? 0.0 : fs2_;
+  pass_u_.assign(coeffs_.size() * pass_, 0.0f);
+  pass_w_.assign(coeffs_.size(), 0.0f);
+  for (size_t hh = 0; hh < coeffs_.size(); ++hh) {
+    const float* m = &s.q_pass_mean[hh * pass_];
+    double mm = 0;
+    for (int t = 0; t < pass_; ++t) {
+      mm += static_cast<double>(m[t]) * m[t];
+      pass_u_[hh * pass_ + t] = static_cast<float>(trig * m[t]);
+    }
+    const double a = s.q_pass_abs_mean[hh], norm = std::sqrt(mm);
+    if (terms_ == ScoreTerms::Both) pass_w_[hh] = static_cast<float>(fs2_ * (a - norm));
+    if (terms_ == ScoreTerms::Spread) pass_w_[hh] = static_cast<float>(fs2_ * fs2_ * std::max(0.0, a * a - mm));
   }
 }
 
@@ -111,14 +148,43 @@ void TriAttentionScorer::score_stream(const KvCache& cache, int layer, int kv_he
                                       std::span<const int32_t> rows, float* out) const {
   if (p_ < 0) fail("triattention: scorer used before prepare()");
   const auto& sh = cache.shape();
-  if (sh.head_dim != 2 * half_ || sh.n_layers != n_layers_ || sh.n_kv_heads * group_ != n_heads_)
+  if (sh.head_dim != 2 * half_ + pass_ || sh.n_layers != n_layers_ || sh.n_kv_heads * group_ != n_heads_)
     fail("triattention: KV cache shape (", sh.n_layers, " layers, ", sh.n_kv_heads, " KV heads, head_dim ",
          sh.head_dim, ") does not match the statistics");
   const HeadCoeffs* heads = &coeffs_[static_cast<size_t>(layer) * n_heads_ + kv_head * group_];
-  if (terms_ == ScoreTerms::Spread)
-    score_spread(heads, group_, cache.keys(layer, kv_head), sh.type, cache.row_bytes(), rows, out);
-  else
-    score_keys(heads, group_, cache.keys(layer, kv_head), sh.type, cache.row_bytes(), rows, out);
+  if (pass_ == 0) {
+    if (terms_ == ScoreTerms::Spread)
+      score_spread(heads, group_, cache.keys(layer, kv_head), sh.type, cache.row_bytes(), rows, out);
+    else
+      score_keys(heads, group_, cache.keys(layer, kv_head), sh.type, cache.row_bytes(), rows, out);
+    return;
+  }
+  // Partial RoPE: the rows once in F32 (a Q8_0 row splits into whole blocks only, and the
+  // rotated part need not be one), then the same kernels over the rotated bands of each row
+  // and one dot product per key and head for the pass coordinates.
+  const int d = sh.head_dim;
+  const size_t n = rows.size();
+  std::vector<float> k(n * d);
+  const auto* base = static_cast<const uint8_t*>(cache.keys(layer, kv_head));
+  for (size_t i = 0; i < n; ++i)
+    ops::dequantize_row(sh.type, base + static_cast<size_t>(rows[i]) * cache.row_bytes(), &k[i * d], d);
+  std::vector<int32_t> own(n);
+  for (size_t i = 0; i < n; ++i) own[i] = static_cast<int32_t>(i);
+  const size_t first = static_cast<size_t>(layer) * n_heads_ + kv_head * group_;
+  const size_t row_bytes = sizeof(float) * d;
+  if (terms_ == ScoreTerms::Spread) {
+    score_spread(heads, group_, k.data(), DType::F32, row_bytes, own, out, pass_, &pass_w_[first]);
+    return;
+  }
+  score_keys(heads, group_, k.data(), DType::F32, row_bytes, own, out);  // reads the first 2·half_ of each row
+  for (size_t i = 0; i < n; ++i) {
+    const float* kp = &k[i * d + 2 * half_];
+    const float norm = std::sqrt(ops::dot_f32(kp, kp, pass_));  // ‖K_p‖, shared by the group
+    for (int j = 0; j < group_; ++j) {
+      const size_t hh = first + j;
+      out[j * n + i] += ops::dot_f32(&pass_u_[hh * pass_], kp, pass_) + pass_w_[hh] * norm;
+    }
+  }
 }
 
 double score_position_form(const float* q_mean_re, const float* q_mean_im, const float* q_abs_mean,
@@ -140,6 +206,17 @@ double score_position_form(const float* q_mean_re, const float* q_mean_im, const
     norm += fs2 * (q_abs_mean[f] - qa) * ka;
   }
   return trig + norm;
+}
+
+double score_pass_form(const float* q_pass_mean, float q_pass_abs_mean, const float* k_pass, int pass_dims,
+                       double fs) {
+  double dot = 0, mm = 0, kk = 0;
+  for (int t = 0; t < pass_dims; ++t) {
+    dot += static_cast<double>(q_pass_mean[t]) * k_pass[t];
+    mm += static_cast<double>(q_pass_mean[t]) * q_pass_mean[t];
+    kk += static_cast<double>(k_pass[t]) * k_pass[t];
+  }
+  return fs * fs * (dot + (q_pass_abs_mean - std::sqrt(mm)) * std::sqrt(kk));
 }
 
 namespace {

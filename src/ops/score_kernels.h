@@ -21,8 +21,9 @@ struct HeadCoeffs {
 };
 
 // Scores keys against the coefficients of `n_heads` query heads that share them (a GQA group).
-// keys: rows of head_dim = 2*half elements (F32, F16 or Q8_0, halves layout: band f is
-// (x[f], x[f+half])), row_bytes apart; rows: which rows to score. out[j * rows.size() + i] is
+// keys: rows whose first 2*half elements are the rotated bands (F32, F16 or Q8_0, halves
+// layout: band f is (x[f], x[f+half]); under partial RoPE more, unrotated, coordinates follow
+// and are not read here), row_bytes apart; rows: which rows to score. out[j * rows.size() + i] is
 // head j's score of key rows[i].
 // Runs the active ISA's kernel (AVX2 on x86 when head_dim/2 is a multiple of 8, NEON on AArch64
 // when it is a multiple of 4), else the scalar one.

@@ -7,6 +7,10 @@ Written from docs/design.md (The algorithm), sharing no code with the C++ engine
       S_h(k) = mean_{δ∈D} Σ_f fs²|q̄_f||k_f| cos(ω_f (p − p_k + δ) + arg q̄_f − arg k_f)
              + Σ_f fs²(E|q_f| − |q̄_f|)|k_f|,           D = {1, 2, 4, ..., 2^max_log2}
   (the engine uses the equivalent closed form on post-RoPE keys).
+- partial_rope_scores(...): the same under partial RoPE (docs/design.md, "Partial RoPE"): the
+  form above over the rotated bands f < r/2 of k_pre[:, :r], plus the pass coordinates' term
+      fs²·(q_pass_mean·k_pass + (q_pass_abs_mean − ‖q_pass_mean‖)·‖k_pass‖);
+  rope_partial(x, pos, omega, r) rotates the first r coordinates of x by pos (halves layout).
 - fnv1a64_tokens(ids): FNV-1a 64 of the ids as little-endian int32.
 Importing this module has no side effects.
 """
@@ -59,6 +63,31 @@ def position_form_scores(q_mean_real, q_mean_imag, q_abs_mean, k_pre, key_pos, p
     trig = trig.sum(axis=2).mean(axis=1)
     norm = ((np.asarray(q_abs_mean, np.float64) - np.abs(qbar))[None, :] * np.abs(kb)).sum(axis=1)
     return fs * fs * (trig + norm)
+
+
+def rope_partial(x, pos, omega, r):
+    """RoPE of x [..., d] at position pos: pairs (i, i + r/2) for i < r/2 rotate by pos·ω_i, the
+    coordinates from r on stay. float64."""
+    x = np.asarray(x, np.float64)
+    h = r // 2
+    a = float(pos) * np.asarray(omega, np.float64)
+    c, s = np.cos(a), np.sin(a)
+    out = x.copy()
+    out[..., :h] = x[..., :h] * c - x[..., h:r] * s
+    out[..., h:r] = x[..., h:r] * c + x[..., :h] * s
+    return out
+
+
+def partial_rope_scores(q_mean_real, q_mean_imag, q_abs_mean, q_pass_mean, q_pass_abs_mean, k_pre, key_pos, p,
+                        omega, r, fs=1.0, max_log2=16):
+    """Scores of pre-RoPE keys k_pre [n, d] under partial RoPE (first r coordinates rotate); band
+    statistics [r/2], q_pass_mean [d − r], q_pass_abs_mean a number. Returns [n] float64."""
+    k_pre = np.asarray(k_pre, np.float64)
+    rotated = position_form_scores(q_mean_real, q_mean_imag, q_abs_mean, k_pre[:, :r], key_pos, p, omega, fs,
+                                   max_log2)
+    m = np.asarray(q_pass_mean, np.float64)
+    kp = k_pre[:, r:]
+    return rotated + fs * fs * (kp @ m + (float(q_pass_abs_mean) - np.linalg.norm(m)) * np.linalg.norm(kp, axis=1))
 
 
 def fnv1a64_tokens(ids):
