@@ -104,6 +104,9 @@ int64_t Forward::flatten(std::span<const ForwardItem> items) {
   tok_.resize(T);
   pos_.resize(T);
   owner_.resize(T);
+  item_first_.assign(items.size() + 1, 0);
+  for (size_t i = 0; i < items.size(); ++i)
+    item_first_[i + 1] = item_first_[i] + static_cast<int64_t>(items[i].tokens.size());
   for (int64_t t = 0, i = 0; i < static_cast<int64_t>(items.size()); ++i) {
     const int64_t p0 = items[i].cache->n_processed();
     for (size_t j = 0; j < items[i].tokens.size(); ++j, ++t) {
@@ -275,8 +278,7 @@ void Forward::delta_block(int l, std::span<const ForwardItem> items, PhaseClock&
       dn_beta_[t * H + h] = ops::delta_beta(dn_beta_[t * H + h]);
       dn_g_[t * H + h] = ops::delta_decay(dn_g_[t * H + h], dt_bias[h], a[h]);
     }
-  std::vector<int64_t> first(items.size() + 1, 0);  // item i's tokens: [first[i], first[i + 1])
-  for (size_t i = 0; i < items.size(); ++i) first[i + 1] = first[i] + static_cast<int64_t>(items[i].tokens.size());
+  const std::vector<int64_t>& first = item_first_;
   const int64_t conv_floats = d.conv_state_floats();
   const ops::DeltaShape shape{d.n_k_heads, d.n_v_heads, d.head_k_dim, d.head_v_dim, d.v_heads_tiled};
   parallel_for_dynamic(pool_, static_cast<int64_t>(items.size()), [&](int64_t b, int64_t e, int) {

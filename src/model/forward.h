@@ -59,6 +59,7 @@ class Forward {
   // Scratch reused between calls (sized for the largest batch seen).
   int64_t T_ = 0;
   std::vector<int32_t> tok_, pos_, owner_;
+  std::vector<int64_t> item_first_;  // item i's tokens are [item_first_[i], item_first_[i + 1])
   std::vector<float> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, cos_, sin_, cos_local_, sin_local_;
   std::vector<float> qg_, out_gate_;  // gated attention: q_proj's output, the output gate
   std::vector<float> dn_qkv_, dn_conv_, dn_z_, dn_out_, dn_beta_, dn_g_;  // DeltaNet layers

@@ -116,6 +116,9 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
       fail(path, ": ", k, "rope.dimension_count ", dims, " is above head_dim ", c.head_dim,
            " (RoPE cannot rotate more dimensions than a head has)");
     if (dims % 2 != 0) fail(path, ": ", k, "rope.dimension_count ", dims, " is odd (RoPE rotates pairs)");
+    if (dims < c.head_dim && traits->gguf_interleaved_rope)
+      fail(path, ": ", k, "rope.dimension_count ", dims, " is below head_dim ", c.head_dim,
+           " (partial RoPE is not supported with ", arch, "'s interleaved q/k rows)");
     c.rotary_dim = dims;  // below head_dim: partial RoPE, the first dims coordinates rotate
   }
   c.context_length = dim_or(k + "context_length", Lim::context_length, 2048);

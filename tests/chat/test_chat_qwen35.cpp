@@ -26,7 +26,7 @@ const char* kThink = "Qwen-Qwen3.5-4B.jinja";    // 4B and larger: thinking by d
 const char* kNoThink = "Qwen-Qwen3.5-2B.jinja";  // 2B and smaller: no thinking by default
 const char* kQwen36 = "Qwen-Qwen3.6-27B.jinja";  // adds preserve_thinking
 
-std::string read_template(const std::string& name) {
+std::string qwen35_read_template(const std::string& name) {
   const std::string path = std::string(TRIATTN_SOURCE_DIR) + "/tests/data/chat-templates/" + name;
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error("cannot open " + path);  // missing data fails the test
@@ -35,8 +35,8 @@ std::string read_template(const std::string& name) {
   return ss.str();
 }
 
-std::string render(const std::string& file, const ojson& messages, ChatRenderOptions opt = {}) {
-  return ChatTemplate(read_template(file)).render(messages, opt);
+std::string qwen35_render(const std::string& file, const ojson& messages, ChatRenderOptions opt = {}) {
+  return ChatTemplate(qwen35_read_template(file)).render(messages, opt);
 }
 
 ChatRenderOptions with(const char* key, ojson value) {
@@ -45,9 +45,9 @@ ChatRenderOptions with(const char* key, ojson value) {
   return opt;
 }
 
-void expect_raises(const std::string& file, const ojson& messages, const std::string& msg) {
+void qwen35_expect_raises(const std::string& file, const ojson& messages, const std::string& msg) {
   try {
-    render(file, messages);
+    qwen35_render(file, messages);
     FAIL() << file << ": expected raise_exception(\"" << msg << "\")";
   } catch (const ChatTemplateRaised& e) {
     EXPECT_EQ(std::string(e.what()), msg);
@@ -57,7 +57,7 @@ void expect_raises(const std::string& file, const ojson& messages, const std::st
 ojson msg(const char* role, ojson content) { return {{"role", role}, {"content", std::move(content)}}; }
 
 // system + user + assistant + user; whitespace around the last user turn is trimmed away.
-ojson conversation() {
+ojson qwen35_conversation() {
   return ojson::array({msg("system", "You are a helpful assistant."), msg("user", "Hello!"),
                        msg("assistant", "Hi there! How can I help?"), msg("user", "What is 2+2?\n")});
 }
@@ -76,18 +76,18 @@ class Qwen35All : public ::testing::TestWithParam<const char*> {};
 // The default generation prompt is the one thing the 2B and 4B templates disagree on.
 TEST_P(Qwen35All, ConversationWithSystemPrompt) {
   const std::string tail = std::string(GetParam()) == kNoThink ? kEmptyThink : kOpenThink;
-  EXPECT_EQ(render(GetParam(), conversation()), kConversation + tail);
+  EXPECT_EQ(qwen35_render(GetParam(), qwen35_conversation()), kConversation + tail);
 }
 
 TEST_P(Qwen35All, EnableThinkingOverridesTheDefault) {
-  EXPECT_EQ(render(GetParam(), conversation(), with("enable_thinking", false)), kConversation + kEmptyThink);
-  EXPECT_EQ(render(GetParam(), conversation(), with("enable_thinking", true)), kConversation + kOpenThink);
+  EXPECT_EQ(qwen35_render(GetParam(), qwen35_conversation(), with("enable_thinking", false)), kConversation + kEmptyThink);
+  EXPECT_EQ(qwen35_render(GetParam(), qwen35_conversation(), with("enable_thinking", true)), kConversation + kOpenThink);
 }
 
 TEST_P(Qwen35All, NoSystemPromptAndNoGenerationPrompt) {
   ChatRenderOptions opt;
   opt.add_generation_prompt = false;
-  EXPECT_EQ(render(GetParam(), ojson::array({msg("user", "  Hi  ")}), opt), "<|im_start|>user\nHi<|im_end|>\n");
+  EXPECT_EQ(qwen35_render(GetParam(), ojson::array({msg("user", "  Hi  ")}), opt), "<|im_start|>user\nHi<|im_end|>\n");
 }
 
 // Reasoning is shown only for assistant turns after the last real user query; earlier
@@ -98,7 +98,7 @@ TEST_P(Qwen35All, ThinkingKeptOnlyAfterLastQuery) {
   m[3]["reasoning_content"] = "\nSay bye.\n";
   ChatRenderOptions opt;
   opt.add_generation_prompt = false;
-  EXPECT_EQ(render(GetParam(), m, opt),
+  EXPECT_EQ(qwen35_render(GetParam(), m, opt),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n"
             "<|im_start|>user\nBye<|im_end|>\n"
             "<|im_start|>assistant\n<think>\nSay bye.\n</think>\n\nGoodbye.<|im_end|>\n");
@@ -113,27 +113,27 @@ TEST_P(Qwen35All, VisionContentParts) {
   ojson m = ojson::array({msg("user", first), msg("assistant", "A cat."), msg("user", second)});
   ChatRenderOptions opt = with("add_vision_id", true);
   opt.add_generation_prompt = false;
-  EXPECT_EQ(render(GetParam(), m, opt),
+  EXPECT_EQ(qwen35_render(GetParam(), m, opt),
             "<|im_start|>user\nPicture 1: <|vision_start|><|image_pad|><|vision_end|>What is this?<|im_end|>\n"
             "<|im_start|>assistant\nA cat.<|im_end|>\n"
             "<|im_start|>user\nPicture 2: <|vision_start|><|image_pad|><|vision_end|>"
             "Video 1: <|vision_start|><|video_pad|><|vision_end|> And these?<|im_end|>\n");
   opt.extra["add_vision_id"] = false;
-  EXPECT_EQ(render(GetParam(), ojson::array({msg("user", first)}), opt),
+  EXPECT_EQ(qwen35_render(GetParam(), ojson::array({msg("user", first)}), opt),
             "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>What is this?<|im_end|>\n");
 }
 
 TEST_P(Qwen35All, TemplateRejectsWhatItMustReject) {
-  expect_raises(GetParam(), ojson::array(), "No messages provided.");
-  expect_raises(GetParam(), ojson::array({msg("system", "s")}), "No user query found in messages.");
-  expect_raises(GetParam(), ojson::array({msg("user", "a"), msg("system", "s")}),
+  qwen35_expect_raises(GetParam(), ojson::array(), "No messages provided.");
+  qwen35_expect_raises(GetParam(), ojson::array({msg("system", "s")}), "No user query found in messages.");
+  qwen35_expect_raises(GetParam(), ojson::array({msg("user", "a"), msg("system", "s")}),
                 "System message must be at the beginning.");
-  expect_raises(GetParam(), ojson::array({msg("user", "a"), msg("critic", "b")}), "Unexpected message role.");
-  expect_raises(GetParam(), ojson::array({msg("system", ojson::array({{{"type", "image"}}})), msg("user", "a")}),
+  qwen35_expect_raises(GetParam(), ojson::array({msg("user", "a"), msg("critic", "b")}), "Unexpected message role.");
+  qwen35_expect_raises(GetParam(), ojson::array({msg("system", ojson::array({{{"type", "image"}}})), msg("user", "a")}),
                 "System message cannot contain images.");
 }
 
-ojson weather_tool() {
+ojson qwen35_weather_tool() {
   return ojson::parse(R"({"type": "function", "function": {"name": "get_weather", "description": "Get weather",
       "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})");
 }
@@ -163,7 +163,7 @@ ojson call(const char* name, ojson args) {
 // Tools in the system turn (the system prompt after them), one call right after the query
 // (so inside an empty think block), its result as a user turn, then the prompt.
 TEST_P(Qwen35All, ToolsToolCallAndToolResponse) {
-  ChatRenderOptions opt = with("tools", ojson::array({weather_tool()}));
+  ChatRenderOptions opt = with("tools", ojson::array({qwen35_weather_tool()}));
   opt.extra["enable_thinking"] = true;
   ojson assistant = msg("assistant", "");
   assistant["tool_calls"] = ojson::array({call("get_weather", {{"city", "Paris"}, {"days", 2}})});
@@ -179,13 +179,13 @@ TEST_P(Qwen35All, ToolsToolCallAndToolResponse) {
       "<parameter=days>\n2\n</parameter>\n</function>\n</tool_call><|im_end|>\n"
       "<|im_start|>user\n<tool_response>\n{\"temp\": 18}\n</tool_response><|im_end|>\n"
       "<|im_start|>assistant\n<think>\n";
-  EXPECT_EQ(render(GetParam(), m, opt), expected);
+  EXPECT_EQ(qwen35_render(GetParam(), m, opt), expected);
 }
 
 TEST_P(Qwen35All, ToolsWithoutSystemPrompt) {
-  ChatRenderOptions opt = with("tools", ojson::array({weather_tool()}));
+  ChatRenderOptions opt = with("tools", ojson::array({qwen35_weather_tool()}));
   opt.extra["enable_thinking"] = false;
-  EXPECT_EQ(render(GetParam(), ojson::array({msg("user", "Hi")}), opt),
+  EXPECT_EQ(qwen35_render(GetParam(), ojson::array({msg("user", "Hi")}), opt),
             std::string("<|im_start|>system\n# Tools\n\nYou have access to the following functions:\n\n<tools>\n") +
                 kWeatherToolJson + "\n</tools>" + kToolInstructions + "<|im_end|>\n" +
                 "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" + kEmptyThink);
@@ -224,7 +224,7 @@ TEST_P(Qwen35All, ParallelToolCallsAndResultsInHistory) {
   ChatRenderOptions opt;
   opt.add_generation_prompt = false;
   const bool is36 = std::string(GetParam()) == kQwen36;
-  EXPECT_EQ(render(GetParam(), parallel_calls_history(), opt), parallel_calls_expected(is36 ? "true" : "True", false));
+  EXPECT_EQ(qwen35_render(GetParam(), parallel_calls_history(), opt), parallel_calls_expected(is36 ? "true" : "True", false));
 }
 
 INSTANTIATE_TEST_SUITE_P(Qwen35, Qwen35All, ::testing::Values(kThink, kNoThink, kQwen36));
@@ -232,17 +232,17 @@ INSTANTIATE_TEST_SUITE_P(Qwen35, Qwen35All, ::testing::Values(kThink, kNoThink, 
 // Only the default generation prompt separates the two 3.5 files.
 TEST(ChatTemplatesQwen35, ThinkAndNoThinkDifferOnlyInTheDefault) {
   const ojson m = ojson::array({msg("user", "Hi")});
-  EXPECT_EQ(render(kThink, m), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" + kOpenThink);
-  EXPECT_EQ(render(kNoThink, m), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" + kEmptyThink);
-  EXPECT_EQ(render(kQwen36, m), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" + kOpenThink);
+  EXPECT_EQ(qwen35_render(kThink, m), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" + kOpenThink);
+  EXPECT_EQ(qwen35_render(kNoThink, m), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" + kEmptyThink);
+  EXPECT_EQ(qwen35_render(kQwen36, m), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" + kOpenThink);
 }
 
 // Qwen3.6's preserve_thinking keeps reasoning on every assistant turn; 3.5 ignores it.
 TEST(ChatTemplatesQwen35, PreserveThinkingOnlyIn36) {
   ChatRenderOptions opt = with("preserve_thinking", true);
   opt.add_generation_prompt = false;
-  EXPECT_EQ(render(kQwen36, parallel_calls_history(), opt), parallel_calls_expected("true", true));
-  EXPECT_EQ(render(kThink, parallel_calls_history(), opt), parallel_calls_expected("True", false));
+  EXPECT_EQ(qwen35_render(kQwen36, parallel_calls_history(), opt), parallel_calls_expected("true", true));
+  EXPECT_EQ(qwen35_render(kThink, parallel_calls_history(), opt), parallel_calls_expected("True", false));
 }
 
 // A turn whose only user messages are tool results (wrapped by a client as user content)
@@ -253,7 +253,7 @@ TEST(ChatTemplatesQwen35, ToolResponseAsUserContentIsNotAQuery) {
   ChatRenderOptions opt;
   opt.add_generation_prompt = false;
   // Last query is message 0, so both assistant turns (1 and 3) get think blocks.
-  EXPECT_EQ(render(kThink, m, opt),
+  EXPECT_EQ(qwen35_render(kThink, m, opt),
             "<|im_start|>user\nGo<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nok<|im_end|>\n"
             "<|im_start|>user\n<tool_response>\nx\n</tool_response><|im_end|>\n"
             "<|im_start|>assistant\n<think>\n\n</think>\n\ndone<|im_end|>\n");

@@ -100,10 +100,11 @@ TEST(LoadGgufMetadata, MessagesStateWhatIsTrue) {
   const std::string p = dir.file("patched.gguf") + ": ";
   // head_dim is 16: 64 is more, 8 is fewer; neither is written as "64 < 16".
   EXPECT_EQ(test::load_error_of(with_u32(dir, src, "llama.rope.dimension_count", 64)),
-            p + "llama.rope.dimension_count 64 differs from head_dim 16 (RoPE cannot rotate more dimensions than a "
+            p + "llama.rope.dimension_count 64 is above head_dim 16 (RoPE cannot rotate more dimensions than a "
                 "head has)");
   EXPECT_EQ(test::load_error_of(with_u32(dir, src, "llama.rope.dimension_count", 8)),
-            p + "llama.rope.dimension_count 8 differs from head_dim 16 (partial RoPE is not supported)");
+            p + "llama.rope.dimension_count 8 is below head_dim 16 (partial RoPE is not supported with llama's "
+                "interleaved q/k rows)");
   EXPECT_EQ(test::load_error_of(with_u32(dir, src, "llama.attention.value_length", 8)),
             p + "llama.attention.value_length 8 differs from the key head size 16 (separate value head sizes are not "
                 "supported)");

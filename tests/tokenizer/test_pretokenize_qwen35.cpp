@@ -174,7 +174,7 @@ TEST(PretokenizeQwen35, GgufPreNameSelectsTheQwen35Split) {
 
 // tokenizer.json as the Qwen3.5 checkpoints ship it: NFC, Split(regex, Isolated), then
 // ByteLevel without its own regex.
-std::string tiny_tokenizer_json() {
+std::string qwen35_tiny_tokenizer_json() {
   json j;
   j["version"] = "1.0";
   j["normalizer"] = {{"type", "NFC"}};
@@ -195,7 +195,7 @@ std::string tiny_tokenizer_json() {
 }
 
 TEST(PretokenizeQwen35, TokenizerJsonSplitRegexIsUsed) {
-  auto tok = make_bpe_tokenizer_hf(tiny_tokenizer_json(), "");
+  auto tok = make_bpe_tokenizer_hf(qwen35_tiny_tokenizer_json(), "");
   // Devanagari is NFC-stable, so the missing renormalization does not matter here.
   EXPECT_EQ(tok->encode(kNamaste, false), namaste_qwen35_ids());
   std::vector<int32_t> with_end = namaste_qwen35_ids();
