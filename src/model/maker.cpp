@@ -628,21 +628,26 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
 }
 
 namespace {
+// The model's sizes as config.json names them.
+void add_hf_sizes(const ModelConfig& cfg, nlohmann::ordered_json& c) {
+  c["hidden_size"] = cfg.n_embd;
+  c["intermediate_size"] = cfg.n_ff;
+  c["num_hidden_layers"] = cfg.n_layers;
+  c["num_attention_heads"] = cfg.n_heads;
+  c["num_key_value_heads"] = cfg.n_kv_heads;
+  c["head_dim"] = cfg.head_dim;
+  c["vocab_size"] = cfg.vocab_size;
+  c["max_position_embeddings"] = cfg.context_length;
+  c["rms_norm_eps"] = clean(cfg.rms_eps);
+}
+
 // config.json of an architecture released as a multimodal checkpoint (Qwen3.5): the text
 // model's fields in "text_config", RoPE in "rope_parameters" (partial rotary, M-RoPE sections),
 // layer_types with linear_attention for the DeltaNet layers and their linear_* sizes.
 nlohmann::ordered_json hf_text_config_json(const ModelConfig& cfg, const ArchInfo& arch, const std::string& dtype) {
   nlohmann::ordered_json t;
   t["model_type"] = std::string(arch.hf_types.at(1));
-  t["hidden_size"] = cfg.n_embd;
-  t["intermediate_size"] = cfg.n_ff;
-  t["num_hidden_layers"] = cfg.n_layers;
-  t["num_attention_heads"] = cfg.n_heads;
-  t["num_key_value_heads"] = cfg.n_kv_heads;
-  t["head_dim"] = cfg.head_dim;
-  t["vocab_size"] = cfg.vocab_size;
-  t["max_position_embeddings"] = cfg.context_length;
-  t["rms_norm_eps"] = clean(cfg.rms_eps);
+  add_hf_sizes(cfg, t);
   t["hidden_act"] = "silu";
   t["attention_bias"] = false;
   t["tie_word_embeddings"] = cfg.tied_embeddings;
@@ -703,15 +708,7 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
   const DType expert_type = opt.expert_type.value_or(type);
   c["architectures"] = {std::string(arch.hf_class)};
   c["model_type"] = std::string(arch.hf_types.front());
-  c["hidden_size"] = cfg.n_embd;
-  c["intermediate_size"] = cfg.n_ff;
-  c["num_hidden_layers"] = cfg.n_layers;
-  c["num_attention_heads"] = cfg.n_heads;
-  c["num_key_value_heads"] = cfg.n_kv_heads;
-  c["head_dim"] = cfg.head_dim;
-  c["vocab_size"] = cfg.vocab_size;
-  c["max_position_embeddings"] = cfg.context_length;
-  c["rms_norm_eps"] = clean(cfg.rms_eps);
+  add_hf_sizes(cfg, c);
   c["rope_theta"] = clean(cfg.rope_theta);
   const RopeScaling& rs = cfg.rope_scaling;
   if (rs.type == RopeScalingType::None) {
