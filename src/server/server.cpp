@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "grammar/vocab_trie.h"
 #include "server/api_error.h"
 #include "server/chat_page.h"
 #include "server/http_reply.h"
@@ -62,7 +63,13 @@ Server::Server(std::shared_ptr<const Model> model, const ServerOptions& options)
       pool_(options.threads),
       forward_(*model_, &pool_),
       scheduler_(*model_, forward_, options.scheduler),
-      http_(http_options(options), [this](http::Request& req, const http::Wake& wake) { return route(req, wake); }) {}
+      http_(http_options(options), [this](http::Request& req, const http::Wake& wake) { return route(req, wake); }) {
+  // The vocabulary trie every constrained request walks: built once, here.
+  if (!options_.defaults.vocab)
+    options_.defaults.vocab =
+        std::make_shared<const grammar::VocabTrie>(grammar::VocabTrie::from_tokenizer(
+            model_->tokenizer(), static_cast<size_t>(model_->config().vocab_size)));
+}
 
 Server::~Server() { stop(); }
 
