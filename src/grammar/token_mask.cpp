@@ -10,6 +10,7 @@ namespace triattn::grammar {
 namespace {
 
 constexpr size_t kMaxCachedStates = 256;  // finished masks kept (each vocab/8 bytes)
+constexpr size_t kMaxInterned = 1 << 15;  // walk states kept (1 KiB of transitions each)
 
 std::string describe(const ByteSet& s) {
   std::string out;
@@ -81,26 +82,55 @@ void check_spellable(const Grammar& g, const VocabTrie& vocab) {
 
 TokenMasker::TokenMasker(std::shared_ptr<const Grammar> g, std::shared_ptr<const VocabTrie> vocab)
     : g_(std::move(g)), vocab_(std::move(vocab)), rec_(*g_), words_((vocab_->vocab_size() + 63) / 64) {
-  walk_states_.resize(vocab_->max_depth() + 1);
+  walk_ids_.resize(vocab_->max_depth() + 1);
   walk_escaped_.resize(vocab_->max_depth() + 1);
 }
 
-TokenMasker::PositionMask TokenMasker::walk(uint32_t pos) {
-  PositionMask m;
+int32_t TokenMasker::intern(StackSet s) {
+  std::string key(reinterpret_cast<const char*>(s.data.data()), s.data.size() * sizeof(uint32_t));
+  key += s.complete ? '1' : '0';
+  auto [it, fresh] = intern_ids_.emplace(std::move(key), static_cast<int32_t>(interned_.size()));
+  if (fresh) {
+    interned_.push_back({std::move(s), {}});
+    interned_.back().next.fill(-1);
+  }
+  return it->second;
+}
+
+int32_t TokenMasker::step(int32_t id, uint8_t b) {
+  const int32_t known = interned_[static_cast<size_t>(id)].next[b];
+  if (known >= 0) return known;
+  StackSet out;
+  rec_.advance(interned_[static_cast<size_t>(id)].state, b, out);
+  const int32_t n = intern(std::move(out));
+  interned_[static_cast<size_t>(id)].next[b] = n;
+  return n;
+}
+
+TokenMasker::ContextMask TokenMasker::walk(const std::vector<uint32_t>& key) {
+  // Interned states are kept across walks (their transitions do not depend on the context);
+  // a grammar that makes very many of them starts over rather than hold them all.
+  if (interned_.size() > kMaxInterned) {
+    interned_.clear();
+    intern_ids_.clear();
+  }
+  ContextMask m;
   m.accepted.assign(words_, 0);
   const auto& nodes = vocab_->nodes();
   const auto& order = vocab_->order();
-  walk_states_[0] = rec_.local(pos);
+  StackSet start;
+  start.data.push_back(static_cast<uint32_t>(key.size()));
+  start.data.insert(start.data.end(), key.begin(), key.end());
+  walk_ids_[0] = intern(std::move(start));
   walk_escaped_[0] = 0;
   for (uint32_t i = 1; i < nodes.size();) {
     const VocabTrie::Node& node = nodes[i];
-    const StackSet& parent = walk_states_[node.depth - 1];
-    StackSet& cur = walk_states_[node.depth];
-    rec_.advance(parent, node.byte, cur);
+    const int32_t id = step(walk_ids_[node.depth - 1], node.byte);
+    const StackSet& cur = interned_[static_cast<size_t>(id)].state;
     const bool alive = !cur.data.empty();
-    const bool escaped_here = cur.complete;  // left the rule after this byte
+    const bool escaped_here = cur.complete;  // popped below the context after this byte
     const bool escaped_above = walk_escaped_[node.depth - 1];
-    // Tokens ending here: kept alive inside the rule, or done just as they leave it, are
+    // Tokens ending here: kept alive inside the context, or done just as they leave it, are
     // accepted; ones that left it at an earlier byte depend on the rest of the stack.
     if (alive || escaped_here) {
       for (uint32_t t = node.tok_begin; t < vocab_->tokens_end(i); ++t) set_bit(m.accepted, static_cast<size_t>(order[t]));
@@ -108,6 +138,7 @@ TokenMasker::PositionMask TokenMasker::walk(uint32_t pos) {
       for (uint32_t t = node.tok_begin; t < vocab_->tokens_end(i); ++t) m.uncertain.push_back(order[t]);
     }
     if (alive) {
+      walk_ids_[node.depth] = id;
       walk_escaped_[node.depth] = escaped_above || escaped_here;
       ++i;
       continue;
@@ -119,10 +150,11 @@ TokenMasker::PositionMask TokenMasker::walk(uint32_t pos) {
   return m;
 }
 
-const TokenMasker::PositionMask& TokenMasker::position(uint32_t pos) {
-  auto it = positions_.find(pos);
-  if (it != positions_.end()) return it->second;
-  return positions_.emplace(pos, walk(pos)).first->second;
+const TokenMasker::ContextMask& TokenMasker::context(std::vector<uint32_t> key) {
+  auto it = contexts_.find(key);
+  if (it != contexts_.end()) return it->second;
+  ContextMask m = walk(key);
+  return contexts_.emplace(std::move(key), std::move(m)).first->second;
 }
 
 const TokenBits& TokenMasker::mask(const StackSet& state) {
@@ -132,12 +164,13 @@ const TokenBits& TokenMasker::mask(const StackSet& state) {
   StackSet one;
   for (size_t i = 0; i < state.data.size();) {
     const uint32_t len = state.data[i];
-    const PositionMask& pm = position(state.data[i + len]);
-    for (size_t w = 0; w < words_; ++w) scratch_[w] |= pm.accepted[w];
-    for (int32_t t : pm.uncertain) {
+    const auto top = state.data.begin() + static_cast<long>(i + 1 + len);
+    const ContextMask& cm = context(std::vector<uint32_t>(top - static_cast<long>(std::min<size_t>(len, kContext)), top));
+    for (size_t w = 0; w < words_; ++w) scratch_[w] |= cm.accepted[w];
+    for (int32_t t : cm.uncertain) {
       if (test_bit(scratch_, static_cast<size_t>(t))) continue;
       one.complete = false;
-      one.data.assign(state.data.begin() + static_cast<long>(i), state.data.begin() + static_cast<long>(i + 1 + len));
+      one.data.assign(state.data.begin() + static_cast<long>(i), top);
       if (rec_.advance(one, vocab_->bytes(t))) set_bit(scratch_, static_cast<size_t>(t));
     }
     i += len + 1;

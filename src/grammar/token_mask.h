@@ -1,16 +1,20 @@
 #pragma once
 // The set of tokens a grammar state allows, for one grammar and one vocabulary.
 //
-// Speed comes from two caches. Per terminal position p of the grammar (the top of a stack),
-// the vocabulary trie is walked once with the stack [p] alone: a token that the rule around
-// p accepts without returning from it is accepted whatever lies below on the stack; one
-// that returns from it before its last byte is "uncertain" and is checked against the whole
-// stack at run time; the rest are rejected. So a step costs one bitset OR per live stack plus
-// the few uncertain tokens. Per whole state, the finished mask is kept too (JSON revisits
-// the same states once per array item or property).
+// Speed comes from caches. Per context (the top kContext positions of a stack, the top one a
+// terminal) the vocabulary trie is walked once with that context alone as the stack: a token
+// that the context accepts without popping below it is accepted whatever lies below; one
+// that pops below it before its last byte is "uncertain" and is checked against the whole
+// stack at run time; the rest are rejected. Inside a JSON string the context is the string's
+// repetition, so only tokens that close the string are uncertain. A step then costs one
+// bitset OR per live stack plus its few uncertain tokens, and the finished mask is kept per
+// whole state too (JSON revisits states once per array item or property). The walks step
+// through interned recognizer states whose transitions are memoized, so a walk over a
+// vocabulary of 150k tokens costs a table lookup per trie node once its states are known.
 //
 // Not thread-safe: one inference thread uses it (the server's); any number of sequences of
 // that thread may share it.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -47,21 +51,32 @@ class TokenMasker {
   const TokenBits& mask(const StackSet& state);
 
  private:
-  struct PositionMask {
+  static constexpr size_t kContext = 3;  // stack positions a cached walk starts from
+
+  struct ContextMask {
     TokenBits accepted;
     std::vector<int32_t> uncertain;
   };
-  const PositionMask& position(uint32_t pos);
-  PositionMask walk(uint32_t pos);
+  // A recognizer state seen by the walks, and where each byte takes it (-1: not yet known).
+  struct Interned {
+    StackSet state;
+    std::array<int32_t, 256> next;
+  };
+  const ContextMask& context(std::vector<uint32_t> key);
+  ContextMask walk(const std::vector<uint32_t>& key);
+  int32_t intern(StackSet s);
+  int32_t step(int32_t id, uint8_t b);
 
   std::shared_ptr<const Grammar> g_;
   std::shared_ptr<const VocabTrie> vocab_;
   Recognizer rec_;
   size_t words_;
-  std::unordered_map<uint32_t, PositionMask> positions_;
+  std::map<std::vector<uint32_t>, ContextMask> contexts_;
+  std::vector<Interned> interned_;
+  std::unordered_map<std::string, int32_t> intern_ids_;
   std::map<std::pair<std::vector<uint32_t>, bool>, TokenBits> states_;
   TokenBits scratch_;
-  std::vector<StackSet> walk_states_;
+  std::vector<int32_t> walk_ids_;
   std::vector<uint8_t> walk_escaped_;
 };
 
