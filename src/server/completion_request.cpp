@@ -271,7 +271,7 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
     auto vocab = defaults.vocab ? defaults.vocab
                                 : std::make_shared<const grammar::VocabTrie>(grammar::VocabTrie::from_tokenizer(
                                     model.tokenizer(), static_cast<size_t>(model.config().vocab_size)));
-    r.options.grammar = grammar_of_request(body, raw_body, std::move(vocab));
+    r.options.grammar = grammar_of_request(body, raw_body, std::move(vocab), defaults.grammars.get());
   }
 
   r.kv = defaults.kv;

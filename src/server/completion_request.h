@@ -23,6 +23,8 @@
 
 namespace triattn::server {
 
+class GrammarCache;
+
 struct CompletionRequest {
   bool chat = false;
   bool stream = false;
@@ -47,6 +49,8 @@ struct RequestDefaults {
   // The model's vocabulary as a trie, for grammars (built once by the server; null: built
   // per request that needs one).
   std::shared_ptr<const grammar::VocabTrie> vocab;
+  // Compiled grammars kept between requests (null: none kept).
+  std::shared_ptr<GrammarCache> grammars;
 };
 
 // Throws ApiError (400) naming the first bad field. raw_body: the body's text, for a JSON

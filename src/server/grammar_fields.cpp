@@ -29,8 +29,25 @@ nlohmann::ordered_json ordered_schema(const json& schema, const std::string* raw
 
 }  // namespace
 
+std::shared_ptr<grammar::TokenMasker> GrammarCache::find(const std::string& gbnf) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = lru_.begin(); it != lru_.end(); ++it)
+    if (it->first == gbnf) {
+      lru_.splice(lru_.begin(), lru_, it);
+      return lru_.front().second;
+    }
+  return nullptr;
+}
+
+void GrammarCache::put(const std::string& gbnf, std::shared_ptr<grammar::TokenMasker> m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lru_.emplace_front(gbnf, std::move(m));
+  if (lru_.size() > kEntries) lru_.pop_back();
+}
+
 std::shared_ptr<grammar::TokenMasker> grammar_of_request(const json& body, const std::string* raw_body,
-                                                         std::shared_ptr<const grammar::VocabTrie> vocab) {
+                                                         std::shared_ptr<const grammar::VocabTrie> vocab,
+                                                         GrammarCache* cache) {
   std::string gbnf, field;
   if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
     const json& rf = *it;
@@ -67,6 +84,8 @@ std::shared_ptr<grammar::TokenMasker> grammar_of_request(const json& body, const
     if (gbnf.empty()) return nullptr;
   }
   if (gbnf.empty()) return nullptr;
+  if (cache)
+    if (auto m = cache->find(gbnf)) return m;
   std::shared_ptr<grammar::Grammar> g;
   try {
     g = std::make_shared<grammar::Grammar>(grammar::parse_gbnf(gbnf));
@@ -78,7 +97,9 @@ std::shared_ptr<grammar::TokenMasker> grammar_of_request(const json& body, const
   } catch (const Error& e) {
     refuse_grammar_field(field, std::string("cannot be generated with this model: ") + e.what());
   }
-  return std::make_shared<grammar::TokenMasker>(std::move(g), std::move(vocab));
+  auto m = std::make_shared<grammar::TokenMasker>(std::move(g), std::move(vocab));
+  if (cache) cache->put(gbnf, m);
+  return m;
 }
 
 }  // namespace triattn::server

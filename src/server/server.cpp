@@ -7,6 +7,7 @@
 #include "grammar/vocab_trie.h"
 #include "server/api_error.h"
 #include "server/chat_page.h"
+#include "server/grammar_fields.h"
 #include "server/http_reply.h"
 
 namespace triattn::server {
@@ -69,6 +70,7 @@ Server::Server(std::shared_ptr<const Model> model, const ServerOptions& options)
     options_.defaults.vocab =
         std::make_shared<const grammar::VocabTrie>(grammar::VocabTrie::from_tokenizer(
             model_->tokenizer(), static_cast<size_t>(model_->config().vocab_size)));
+  if (!options_.defaults.grammars) options_.defaults.grammars = std::make_shared<GrammarCache>();
 }
 
 Server::~Server() { stop(); }
