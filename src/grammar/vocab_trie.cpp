@@ -47,7 +47,13 @@ VocabTrie::VocabTrie(std::vector<std::string> token_bytes, std::vector<int32_t> 
 
 VocabTrie VocabTrie::from_tokenizer(const Tokenizer& tok, size_t size) {
   std::vector<std::string> bytes(std::max(size, static_cast<size_t>(tok.vocab_size())));
-  for (int32_t i = 0; i < tok.vocab_size(); ++i) bytes[static_cast<size_t>(i)] = tok.token_to_bytes(i);
+  for (int32_t i = 0; i < tok.vocab_size(); ++i) {
+    // A token that renders differently as special (control, unknown: <unk> decodes to a
+    // placeholder glyph) is not text the grammar may place; ordinary and byte tokens render
+    // the same either way.
+    std::string b = tok.token_to_bytes(i);
+    if (b == tok.token_to_bytes(i, /*render_special=*/true)) bytes[static_cast<size_t>(i)] = std::move(b);
+  }
   for (int32_t id : tok.eog_ids()) bytes[static_cast<size_t>(id)].clear();  // never text
   return VocabTrie(std::move(bytes), tok.eog_ids());
 }
