@@ -29,7 +29,7 @@ class Recognizer {
   // Stacks longer than this (nesting that deep) die, and sets hold at most kMaxStacks
   // stacks: an ambiguous grammar must not grow the state without bound.
   static constexpr size_t kMaxDepth = 2048;
-  static constexpr size_t kMaxStacks = 1024;
+  static constexpr size_t kMaxStacks = 256;
 
   explicit Recognizer(const Grammar& g) : g_(&g) {}
   const Grammar& grammar() const { return *g_; }

@@ -11,6 +11,7 @@ namespace {
 
 constexpr size_t kMaxCachedStates = 256;  // finished masks kept (each vocab/8 bytes)
 constexpr size_t kMaxInterned = 1 << 15;  // walk states kept (1 KiB of transitions each)
+constexpr size_t kMaxContexts = 2048;     // context masks kept (each vocab/8 bytes and more)
 
 std::string describe(const ByteSet& s) {
   std::string out;
@@ -154,6 +155,9 @@ const TokenMasker::ContextMask& TokenMasker::context(std::vector<uint32_t> key) 
   auto it = contexts_.find(key);
   if (it != contexts_.end()) return it->second;
   ContextMask m = walk(key);
+  // A grammar that reaches very many contexts starts over rather than hold them all (mask()
+  // uses each one before asking for the next, so clearing here is safe).
+  if (contexts_.size() >= kMaxContexts) contexts_.clear();
   return contexts_.emplace(std::move(key), std::move(m)).first->second;
 }
 
