@@ -98,10 +98,8 @@ class Compiler {
       Bound b;
       if (std::floor(d) == d) {
         b = {static_cast<int64_t>(d), exclusive};
-      } else if (integer) {  // an integer above 2.5 is one >= 3
+      } else {  // an integer above 2.5 is one >= 3
         b = {static_cast<int64_t>(lower ? std::ceil(d) : std::floor(d)), false};
-      } else {
-        c.bad(path, std::string("'") + key + "' " + v.dump() + " on a number: only whole-number bounds are supported");
       }
       // The tighter of minimum and exclusiveMinimum (or maximum ones).
       if (!out) {
@@ -113,6 +111,24 @@ class Compiler {
     };
     take(incl, false);
     take(excl, true);
+    return out;
+  }
+
+  // The tighter of a number's inclusive and exclusive bound on one side.
+  static std::optional<RealBound> real_bound(const json& s, const char* incl, const char* excl, bool lower,
+                                             const std::string& path, const Compiler& c) {
+    std::optional<RealBound> out;
+    for (const char* key : {incl, excl}) {
+      if (!s.contains(key)) continue;
+      const json& v = s[key];
+      if (v.is_boolean()) c.bad(path, std::string("'") + key + "' as a boolean (draft 4) is not supported");
+      if (!v.is_number()) c.bad(path, std::string("'") + key + "' must be a number");
+      const RealBound b{v.get<double>(), key == excl};
+      if (!std::isfinite(b.value) || std::fabs(b.value) > 1e18) c.bad(path, std::string("'") + key + "' is out of range");
+      if (!out || (lower ? (b.value > out->value || (b.value == out->value && b.exclusive))
+                         : (b.value < out->value || (b.value == out->value && b.exclusive))))
+        out = b;
+    }
     return out;
   }
 
@@ -190,11 +206,15 @@ class Compiler {
     if (t == "string") return string_expr(s, path);
     if (t == "integer" || t == "number") {
       const bool integer = t == "integer";
-      auto lo = bound(s, "minimum", "exclusiveMinimum", integer, true, path, *this);
-      auto hi = bound(s, "maximum", "exclusiveMaximum", integer, false, path, *this);
-      if (!lo && !hi) return integer ? "integer" : "number";
       try {
-        return "(" + (integer ? integer_range_gbnf(lo, hi) : number_range_gbnf(lo, hi)) + ")";
+        if (integer) {
+          auto lo = bound(s, "minimum", "exclusiveMinimum", true, true, path, *this);
+          auto hi = bound(s, "maximum", "exclusiveMaximum", true, false, path, *this);
+          return lo || hi ? "(" + integer_range_gbnf(lo, hi) + ")" : "integer";
+        }
+        auto lo = real_bound(s, "minimum", "exclusiveMinimum", true, path, *this);
+        auto hi = real_bound(s, "maximum", "exclusiveMaximum", false, path, *this);
+        return lo || hi ? "(" + number_range_gbnf(lo, hi) + ")" : "number";
       } catch (const Error& e) {
         bad(path, e.what());
       }

@@ -1,6 +1,9 @@
 // Numeric bounds as digit grammars: a range of whole numbers is split by digit count, then
 // at the first digit where its ends differ (the usual regex construction), so the grammar
 // accepts exactly the numbers in range, written without leading zeros.
+#include <charconv>
+#include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,23 +62,108 @@ std::string uint_range(uint64_t a, std::optional<uint64_t> b) {
   return join_alts(alts);
 }
 
-const char* kFrac = "(\".\" [0-9]{1,15})?";
-const char* kNonzeroFrac = "\".\" [0-9]{0,14} [1-9]";
-const char* kZeroFrac = "(\".\" \"0\"{1,15})?";
+constexpr int kMaxFrac = 15;  // fraction digits generated
+const char* kAnyFrac = "(\".\" [0-9]{1,15})?";
 
-// Numbers x >= 0 with a <= x (a < x when a_excl) and x <= b (x < b), a and b whole.
-void nonneg_numbers(uint64_t a, bool a_excl, std::optional<uint64_t> b, bool b_excl, std::vector<std::string>& alts) {
-  if (b && *b < a) return;
-  if (b && *b == a) {
-    if (!a_excl && !b_excl) alts.push_back(uint_range(a, a) + " " + kZeroFrac);
+// A non-negative decimal: whole part and fraction digits without trailing zeros.
+struct Decimal {
+  uint64_t whole = 0;
+  std::string frac;
+};
+
+Decimal decimal(double d) {
+  char buf[512];
+  const auto r = std::to_chars(buf, buf + sizeof buf, std::fabs(d), std::chars_format::fixed);
+  const std::string s(buf, r.ptr);
+  const size_t dot = s.find('.');
+  Decimal out;
+  out.whole = std::stoull(s.substr(0, dot));
+  if (dot != std::string::npos) out.frac = s.substr(dot + 1);
+  while (!out.frac.empty() && out.frac.back() == '0') out.frac.pop_back();
+  return out;
+}
+
+// One side of a fraction bound as the digits are read: no constraint left, the rest of the
+// bound still to compare, or out of range.
+struct Side {
+  enum Kind { Free, Pending, Out } kind = Free;
+  std::string rest;
+  bool strict = false;
+  bool operator==(const Side&) const = default;
+};
+
+// Fraction digits D (the digits after the point, from position `depth`) with lo < or <= 0.D
+// and 0.D < or <= hi, compared digit by digit; "" may end D when allow_end. Absent: none.
+std::optional<std::string> frac_digits(Side lo, Side hi, int depth, bool allow_end) {
+  if (lo.kind == Side::Pending && lo.rest.empty() && !lo.strict) lo.kind = Side::Free;
+  std::vector<std::string> alts;
+  // D ending here reads as zeros from here on.
+  const bool end_ok = (lo.kind == Side::Free) && (hi.kind == Side::Free || !hi.rest.empty() || !hi.strict);
+  if (allow_end && end_ok) alts.push_back("\"\"");
+  if (depth < kMaxFrac) {
+    if (lo.kind == Side::Free && hi.kind == Side::Free) {
+      alts.push_back("[0-9]{1," + std::to_string(kMaxFrac - depth) + "}");
+    } else if (!(hi.kind == Side::Pending && hi.rest.empty() && hi.strict)) {  // else below zero: nothing
+      auto next_lo = [&](int d) {
+        if (lo.kind == Side::Free) return lo;
+        const int l0 = lo.rest.empty() ? 0 : lo.rest[0] - '0';
+        if (d > l0) return Side{};
+        if (d < l0) return Side{Side::Out, "", false};
+        return Side{Side::Pending, lo.rest.empty() ? "" : lo.rest.substr(1), lo.strict};
+      };
+      auto next_hi = [&](int d) {
+        if (hi.kind == Side::Free) return hi;
+        const int h0 = hi.rest.empty() ? 0 : hi.rest[0] - '0';
+        if (d < h0) return Side{};
+        if (d > h0) return Side{Side::Out, "", false};
+        return Side{Side::Pending, hi.rest.empty() ? "" : hi.rest.substr(1), hi.strict};
+      };
+      // Consecutive digits with the same outcome share a class.
+      for (int d = 0; d <= 9;) {
+        const Side l = next_lo(d), h = next_hi(d);
+        int e = d;
+        while (e + 1 <= 9 && next_lo(e + 1) == l && next_hi(e + 1) == h) ++e;
+        if (l.kind != Side::Out && h.kind != Side::Out)
+          if (auto sub = frac_digits(l, h, depth + 1, true))
+            alts.push_back("[" + std::to_string(d) + "-" + std::to_string(e) + "] " + *sub);
+        d = e + 1;
+      }
+    }
+  }
+  if (alts.empty()) return std::nullopt;
+  return join_alts(alts);
+}
+
+// The fraction of a number (nothing, or "." and digits) between two fraction bounds.
+std::optional<std::string> frac_part(Side lo, Side hi) {
+  if (lo.kind == Side::Pending && lo.rest.empty() && !lo.strict) lo.kind = Side::Free;
+  const bool none_ok = lo.kind == Side::Free && (hi.kind == Side::Free || !hi.rest.empty() || !hi.strict);
+  const auto digits = frac_digits(lo, hi, 0, false);
+  if (digits && none_ok) return "(\".\" " + *digits + ")?";
+  if (digits) return "\".\" " + *digits;
+  if (none_ok) return std::string("\"\"");
+  return std::nullopt;
+}
+
+// Numbers x >= 0 with a <= x (a < x) and x <= b (x < b).
+void nonneg_numbers(const Decimal& a, bool a_excl, const std::optional<Decimal>& b, bool b_excl,
+                    std::vector<std::string>& alts) {
+  const Side lo{Side::Pending, a.frac, a_excl};
+  const Side hi = b ? Side{Side::Pending, b->frac, b_excl} : Side{};
+  auto add = [&](uint64_t whole, const std::optional<std::string>& frac) {
+    if (frac) alts.push_back(uint_range(whole, whole) + " " + *frac);
+  };
+  if (b && b->whole < a.whole) return;
+  if (b && b->whole == a.whole) {
+    add(a.whole, frac_part(lo, hi));
     return;
   }
-  alts.push_back(uint_range(a, a) + " " + (a_excl ? kNonzeroFrac : kFrac));
+  add(a.whole, frac_part(lo, Side{}));
   if (!b)
-    alts.push_back(uint_range(a + 1, std::nullopt) + " " + kFrac);
-  else if (a + 1 <= *b - 1)
-    alts.push_back(uint_range(a + 1, *b - 1) + " " + kFrac);
-  if (b && !b_excl) alts.push_back(uint_range(*b, *b) + " " + kZeroFrac);
+    alts.push_back(uint_range(a.whole + 1, std::nullopt) + " " + kAnyFrac);
+  else if (a.whole + 1 <= b->whole - 1)
+    alts.push_back(uint_range(a.whole + 1, b->whole - 1) + " " + kAnyFrac);
+  if (b) add(b->whole, frac_part(Side{}, hi));
 }
 
 }  // namespace
@@ -99,22 +187,20 @@ std::string integer_range_gbnf(std::optional<Bound> lo, std::optional<Bound> hi)
   return join_alts(alts);
 }
 
-std::string number_range_gbnf(std::optional<Bound> lo, std::optional<Bound> hi) {
+std::string number_range_gbnf(std::optional<RealBound> lo, std::optional<RealBound> hi) {
   std::vector<std::string> alts;
   // x >= 0
   if (!hi || hi->value > 0 || (hi->value == 0 && !hi->exclusive)) {
     const bool lo_pos = lo && lo->value >= 0;
-    nonneg_numbers(lo_pos ? static_cast<uint64_t>(lo->value) : 0, lo_pos && lo->exclusive,
-                   hi ? std::optional<uint64_t>(static_cast<uint64_t>(hi->value)) : std::nullopt, hi && hi->exclusive,
-                   alts);
+    nonneg_numbers(lo_pos ? decimal(lo->value) : Decimal{}, lo_pos && lo->exclusive,
+                   hi ? std::optional<Decimal>(decimal(hi->value)) : std::nullopt, hi && hi->exclusive, alts);
   }
   // x < 0, written as -y with y > 0
   if (!lo || lo->value < 0) {
     std::vector<std::string> neg;
     const bool hi_neg = hi && hi->value < 0;
-    nonneg_numbers(hi_neg ? static_cast<uint64_t>(-hi->value) : 0, hi_neg ? hi->exclusive : true,
-                   lo ? std::optional<uint64_t>(static_cast<uint64_t>(-lo->value)) : std::nullopt, lo && lo->exclusive,
-                   neg);
+    nonneg_numbers(hi_neg ? decimal(hi->value) : Decimal{}, hi_neg ? hi->exclusive : true,
+                   lo ? std::optional<Decimal>(decimal(lo->value)) : std::nullopt, lo && lo->exclusive, neg);
     if (!neg.empty()) alts.push_back("\"-\" " + join_alts(neg));
   }
   if (alts.empty()) fail("no number lies between the schema's bounds");

@@ -15,8 +15,13 @@ struct Bound {
 // A GBNF expression for the JSON integers in [lo, hi] (absent = unbounded). Throws Error
 // when the range is empty.
 std::string integer_range_gbnf(std::optional<Bound> lo, std::optional<Bound> hi);
-// The same for JSON numbers (a fraction allowed, no exponent) between whole-number bounds.
-std::string number_range_gbnf(std::optional<Bound> lo, std::optional<Bound> hi);
+struct RealBound {
+  double value = 0;
+  bool exclusive = false;
+};
+// The same for JSON numbers (a fraction of up to 15 digits, no exponent) between decimal
+// bounds (as the shortest decimal that reads back as the double).
+std::string number_range_gbnf(std::optional<RealBound> lo, std::optional<RealBound> hi);
 
 // A GBNF expression for the content of a JSON string (between the quotes) that the regular
 // expression matches: the ECMA-262 subset of literals, escapes (\d \w \s and their
