@@ -128,6 +128,7 @@ ws ::= [ \t\n]*'
     text refs 'root ::= a{2,4}
 a ::= ("x" | b)? "y"
 b ::= "(" a ")"'"$sep"'{"prefixItems":[{"type":"boolean"}],"items":false}'
+    text numbers 'root ::= "-"? [0-9]{1,3} ("." [0-9]+)?'"$sep"'{"anyOf":[{"type":"number","minimum":-2.75,"exclusiveMaximum":0.001},{"type":"integer","exclusiveMinimum":-40,"maximum":1234}]}'
     ;;
   fuzz_jinja)
     msgs='[{"role":"system","content":"You are helpful."},{"role":"user","content":"Hi <b>&</b>"},{"role":"assistant","content":"<think>\nhm\n</think>\n\nHello!","tool_calls":[{"type":"function","function":{"name":"f","arguments":{"x":1}}}]},{"role":"tool","content":"{\"r\":2}"},{"role":"user","content":"Bye"}]'
