@@ -117,6 +117,19 @@ PY
       i=$((i + 1))
     done
     ;;
+  fuzz_grammar)
+    schema='{"type":"object","properties":{"name":{"type":"string","maxLength":8},"kind":{"enum":["a","b",null]},"n":{"type":"integer","minimum":-5,"maximum":120},"x":{"type":"number","exclusiveMinimum":0},"tags":{"type":"array","items":{"type":"string","pattern":"^[a-z]+\\d?$"},"minItems":1,"maxItems":3},"when":{"type":"string","format":"date-time"},"next":{"anyOf":[{"$ref":"#/$defs/n"},{"type":"null"}]}},"required":["name"],"$defs":{"n":{"type":"object","properties":{"v":{"const":1}}}}}'
+    gbnf='root ::= value
+value ::= "{" ws (pair ("," ws pair)*)? "}" | [0-9]+ | "\"" [^"]* "\""
+pair ::= "\"" [a-z]+ "\":" ws value
+ws ::= [ \t\n]*'
+    text json "$gbnf$sep$schema"
+    text unicode 'root ::= [α-ω]{1,3} ("é" | [^a-z\x00-\x1F])+ .?'"$sep"'{"type":["string","null"],"minLength":1}'
+    text refs 'root ::= a{2,4}
+a ::= ("x" | b)? "y"
+b ::= "(" a ")"'"$sep"'{"prefixItems":[{"type":"boolean"}],"items":false}'
+    text numbers 'root ::= "-"? [0-9]{1,3} ("." [0-9]+)?'"$sep"'{"anyOf":[{"type":"number","minimum":-2.75,"exclusiveMaximum":0.001},{"type":"integer","exclusiveMinimum":-40,"maximum":1234}]}'
+    ;;
   fuzz_jinja)
     msgs='[{"role":"system","content":"You are helpful."},{"role":"user","content":"Hi <b>&</b>"},{"role":"assistant","content":"<think>\nhm\n</think>\n\nHello!","tool_calls":[{"type":"function","function":{"name":"f","arguments":{"x":1}}}]},{"role":"tool","content":"{\"r\":2}"},{"role":"user","content":"Bye"}]'
     extra='{"enable_thinking":false,"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object","properties":{"x":{"type":"integer"}}}}}]}'

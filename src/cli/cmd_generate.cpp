@@ -11,6 +11,9 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "engine/generate.h"
+#include "grammar/gbnf.h"
+#include "grammar/json_schema.h"
+#include "grammar/token_mask.h"
 
 namespace triattn::cli {
 
@@ -21,6 +24,7 @@ int cmd_generate(const std::vector<std::string>& args) {
   int threads = 0;
   bool json = false, chat = false, ignore_eos = false;
   std::vector<std::string> stop;
+  std::string grammar_file, schema_file;
   PromptOptions popt;
   SamplerParams sp;
   KvOptions kv;
@@ -34,6 +38,8 @@ int cmd_generate(const std::vector<std::string>& args) {
   app.add_flag("--json", json, "print one JSON object (text, tokens, prompt_text, prompt_token_ids, stats)");
   app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
   app.add_option("--stop", stop, "stop before this text (repeatable; not included in the output)");
+  app.add_option("--grammar", grammar_file, "constrain the output to this GBNF grammar (a file)");
+  app.add_option("--json-schema", schema_file, "constrain the output to JSON valid against this schema (a file)");
   add_threads_option(app, threads);
   add_sampling_options(app, sp);
   add_kv_options(app, kv);
@@ -47,6 +53,7 @@ int cmd_generate(const std::vector<std::string>& args) {
   if (n_predict < 0 || n_predict > std::numeric_limits<int32_t>::max())
     fail("-n must be between 0 and ", std::numeric_limits<int32_t>::max(), " (the most positions a sequence holds), got ",
          n_predict);
+  if (!grammar_file.empty() && !schema_file.empty()) fail("give --grammar or --json-schema, not both");
   if (!chat && (popt.chat_opt.no_think || !popt.chat_opt.template_path.empty()))
     fail("--no-think and --chat-template need --chat");
 
@@ -65,6 +72,22 @@ int cmd_generate(const std::vector<std::string>& args) {
   gopt.n_predict = n_predict;
   gopt.stop_at_eog = !ignore_eos;
   gopt.stop = stop;
+  if (!grammar_file.empty() || !schema_file.empty()) {
+    const std::string what = grammar_file.empty() ? schema_file : grammar_file;
+    std::string gbnf;
+    try {
+      gbnf = grammar_file.empty()
+                 ? grammar::json_schema_to_gbnf(nlohmann::ordered_json::parse(read_text_file(schema_file)))
+                 : read_text_file(grammar_file);
+    } catch (const nlohmann::json::exception& e) {
+      fail(what, ": not JSON: ", e.what());
+    }
+    auto vocab = std::make_shared<const grammar::VocabTrie>(grammar::VocabTrie::from_tokenizer(
+        model->tokenizer(), static_cast<size_t>(model->config().vocab_size)));
+    auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf));
+    grammar::check_spellable(*g, *vocab);
+    gopt.grammar = std::make_shared<grammar::TokenMasker>(g, vocab);
+  }
   const bool sampling = sp.temperature > 0;
   if (sampling && random_seed && !json) std::cerr << "seed " << sp.seed << " (repeat with --seed " << sp.seed << ")\n";
 

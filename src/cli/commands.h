@@ -14,6 +14,7 @@ int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_serve(const std::vector<std::string>& args);
 int cmd_bench_serve(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_bench_grammar(const std::vector<std::string>& args);  // constrained decoding's mask cost
 int cmd_analyze(const std::vector<std::string>& args);   // Q/K concentration report
 int cmd_eval(const std::vector<std::string>& args);      // quality under eviction (ppl, agree, needle, dfs, math)
 int cmd_policies(const std::vector<std::string>& args);  // the KV policies and their parameters

@@ -32,6 +32,7 @@ const Command kCommands[] = {
     {"analyze", triattn::cli::cmd_analyze, "report how concentrated a model's pre-RoPE queries and keys are", false},
     {"eval", triattn::cli::cmd_eval, "measure quality under KV eviction: ppl, agree, needle, dfs, math", false},
     {"policies", triattn::cli::cmd_policies, "list the KV policies, their parameters and defaults", false},
+    {"bench-grammar", triattn::cli::cmd_bench_grammar, "measure the grammar mask per token (constrained decoding)", false},
     {"bench-serve", triattn::cli::cmd_bench_serve, "load a running server with concurrent requests and measure it",
      false},
     {"make-model", triattn::cli::cmd_make_model, "write a random-weight model of a real shape (GGUF or HF)", false},

@@ -3,11 +3,13 @@
 // at a time until n_predict tokens, an end-of-generation token, a stop string, the context
 // limit, or the callback says stop. Every frontend that generates (generate, chat) runs it.
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "engine/logprobs.h"
+#include "grammar/token_mask.h"
 #include "engine/run_stats.h"
 #include "engine/sampler.h"
 #include "engine/sequence.h"
@@ -34,6 +36,11 @@ struct GenerateOptions {
   // the result keeps none of them (its finish reason and figures are still set), so a
   // generation streamed for hours holds nothing per token.
   bool keep_output = true;
+  // Constrained decoding: every sampled token must keep this grammar alive (the sampler sees
+  // only the tokens it allows, end-of-generation only where it is complete), and generation
+  // stops once nothing but the end may follow. Shared by the choices of a request, each of
+  // which walks it on its own (grammar::Constraint); null: free text.
+  std::shared_ptr<grammar::TokenMasker> grammar;
 };
 
 struct GenerateResult {
@@ -65,6 +72,8 @@ struct TokenEvent {
   int32_t id = -1;
   size_t text_offset = 0;
   const TokenLogprob* logprob = nullptr;
+  // Seconds the grammar took to compute this token's mask (-1: no grammar).
+  double mask_seconds = -1;
 };
 using TokenCallback = std::function<void(const TokenEvent& token)>;
 

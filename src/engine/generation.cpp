@@ -13,10 +13,11 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 
 // An end-of-generation token's text spelled out by ordinary tokens ends the text too: small
 // models trained on text holding "<|end_story|>" write it before the real token, and a reply
-// must not show it.
+// must not show it. Not under a grammar: there the grammar alone says where the text may end
+// (cutting it there would break, say, a JSON string holding "</s>").
 std::vector<std::string> stop_texts(const Tokenizer& tok, const GenerateOptions& opt) {
   std::vector<std::string> s = opt.stop;
-  if (opt.stop_at_eog)
+  if (opt.stop_at_eog && !opt.grammar)
     for (int32_t id : tok.eog_ids()) s.push_back(tok.token_text(id));
   return s;
 }
@@ -35,6 +36,7 @@ Generation::Generation(const Model& model, Sequence& seq, std::span<const int32_
       decoder_(model.tokenizer(), !prompt.empty() && prompt.back() == model.tokenizer().bos_id()),
       stops_(stop_texts(model.tokenizer(), opt)),
       t_start_(std::chrono::steady_clock::now()) {
+  if (opt.grammar) constraint_.emplace(opt.grammar);
   if (prompt.empty()) fail("generate: the prompt is empty (nothing to condition on)");
   if (seq.history().empty()) seq.set_prompt_length(static_cast<int64_t>(prompt.size()));
   seq.check_context(static_cast<int64_t>(prompt.size()));  // refuse before anything is fed
@@ -59,6 +61,7 @@ Generation::Generation(const Generation& parent, Sequence& seq, Sampler& sampler
       decoded_bytes_(parent.decoded_bytes_),
       generated_(parent.generated_),
       stops_(parent.stops_),
+      constraint_(parent.constraint_),
       r_(parent.r_),
       t_start_(parent.t_start_),
       t_decode_(parent.t_decode_) {}
@@ -118,7 +121,29 @@ void Generation::on_logits(std::span<const float> logits) {
     finish();
     return;
   }
-  const int32_t id = sampler_.sample(logits, seq_.history());
+  const grammar::TokenBits* allowed = nullptr;
+  double mask_seconds = -1;
+  if (constraint_) {
+    if (constraint_->finished()) {  // the grammar is complete and nothing may follow
+      r_.finish_reason = "stop";
+      finish();
+      return;
+    }
+    allowed = &constraint_->allowed();
+    mask_seconds = constraint_->last_mask_seconds();
+    bool any = false;
+    for (uint64_t w : *allowed) any = any || w != 0;
+    if (!any) {
+      fail_with("grammar: no token of the vocabulary continues the grammar after " + std::to_string(count) +
+                " tokens (the vocabulary cannot spell what it requires here)");
+      return;
+    }
+  }
+  const int32_t id = sampler_.sample(logits, seq_.history(), allowed);
+  if (constraint_ && !constraint_->accept(id)) {  // cannot happen: the sampler drew from the mask
+    fail_with("grammar: the sampled token " + std::to_string(id) + " does not fit the grammar");
+    return;
+  }
   ++generated_;
   const TokenLogprob* lp = nullptr;
   if (opt_.logprobs >= 0) {
@@ -134,7 +159,7 @@ void Generation::on_logits(std::span<const float> logits) {
     }
   }
   ++seq_.stats().generated_tokens;
-  if (on_token_) on_token_({id, decoded_bytes_, lp});
+  if (on_token_) on_token_({id, decoded_bytes_, lp, mask_seconds});
   if (opt_.stop_at_eog && model_.tokenizer().is_eog(id)) {  // not text: never decoded
     r_.finish_reason = "stop";
     finish();
@@ -151,6 +176,11 @@ void Generation::on_logits(std::span<const float> logits) {
   const std::string piece = decoder_.push(id);
   decoded_bytes_ += piece.size();
   if (!emit(stops_.push(piece))) {
+    finish();
+    return;
+  }
+  if (constraint_ && constraint_->finished()) {  // only the end may follow: no step for it
+    r_.finish_reason = "stop";
     finish();
     return;
   }
@@ -209,6 +239,7 @@ void Generation::finish() {
     seq_.stats().decode_seconds += seconds_between(t_decode_, now);
   seq_.update_stats();
   r_.stats = seq_.stats();
+  if (constraint_) r_.stats.grammar_ms = constraint_->seconds() * 1000;
 }
 
 }  // namespace triattn

@@ -5,6 +5,7 @@
 // many, one engine step at a time. Both share every rule here, so a sequence decodes the
 // same way alone or in a batch.
 #include <chrono>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "engine/sampler.h"
 #include "engine/sequence.h"
 #include "engine/stop_strings.h"
+#include "grammar/constraint.h"
 
 namespace triattn {
 
@@ -74,6 +76,7 @@ class Generation {
   int64_t generated_ = 0;     // tokens sampled
   TokenLogprob last_logprob_; // the last token's, when the result keeps none
   StopStrings stops_;
+  std::optional<grammar::Constraint> constraint_;  // when opt_.grammar is set
   GenerateResult r_;
   std::chrono::steady_clock::time_point t_start_, t_decode_;
 };

@@ -14,6 +14,7 @@ struct RunStats {
   size_t kv_peak_bytes = 0;
   int64_t prune_events = 0;
   double scoring_ms = 0;
+  double grammar_ms = 0;  // constrained decoding: masks and grammar steps (not in to_json)
 
   double prefill_tok_s() const { return prefill_seconds > 0 ? prompt_tokens / prefill_seconds : 0; }
   // Decode speed counts the forward steps after the prompt (the first generated token comes

@@ -163,12 +163,29 @@ void Sampler::select_top_k(std::span<const float> v, size_t k) {
   std::sort(cands_.begin(), cands_.end(), better);
 }
 
-int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+std::span<const float> Sampler::masked(std::span<const float> v, const std::vector<uint64_t>& allowed) {
+  if (allowed.size() * 64 < v.size()) fail("sampler: the token mask is shorter than the vocabulary");
+  if (v.data() != values_.data()) values_.assign(v.begin(), v.end());
+  for (size_t w = 0; w * 64 < values_.size(); ++w) {
+    const uint64_t bits = allowed[w];
+    if (bits == ~uint64_t{0}) continue;
+    const size_t end = std::min(values_.size(), w * 64 + 64);
+    for (size_t i = w * 64; i < end; ++i)
+      if (!((bits >> (i - w * 64)) & 1)) values_[i] = -INFINITY;
+  }
+  return values_;
+}
+
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history,
+                        const std::vector<uint64_t>* allowed) {
   if (logits.empty()) fail("sampler: no logits");
-  const std::span<const float> v = penalised(logits, history);
+  std::span<const float> v = penalised(logits, history);
+  if (allowed) v = masked(v, *allowed);
   if (params_.temperature <= 0) {  // greedy: first maximum (lowest id on ties)
     const int64_t best = argmax(v);
     if (best < 0) fail("sampler: every logit is NaN");
+    if (allowed && !(((*allowed)[static_cast<size_t>(best) >> 6] >> (best & 63)) & 1))
+      fail("sampler: the grammar allows no token with a number for a logit");
     return static_cast<int32_t>(best);
   }
   if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < v.size()) {
@@ -178,7 +195,9 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     for (size_t i = 0; i < v.size(); ++i)
       if (!std::isnan(v[i])) cands_.push_back({static_cast<int32_t>(i), v[i], 0.0f});
   }
-  if (cands_.empty()) fail("sampler: every logit is NaN");
+  // Masked tokens (-inf) never enter the draw, not even as the rounding fallback below.
+  if (allowed) std::erase_if(cands_, [](const Candidate& c) { return c.logit == -INFINITY; });
+  if (cands_.empty()) fail(allowed ? "sampler: the grammar allows no token here" : "sampler: every logit is NaN");
   for (auto& step : steps_) step->apply(cands_, history);
   normalise(cands_);
   std::uniform_real_distribution<double> u(0.0, 1.0);

@@ -42,13 +42,18 @@ class SamplerStep {
 class Sampler {
  public:
   explicit Sampler(const SamplerParams& params);
-  // history: tokens so far (prompt + generated), for the repetition penalty.
-  int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+  // history: tokens so far (prompt + generated), for the repetition penalty. allowed: one
+  // bit per token id (a grammar's mask); the others get -inf before any step, greedy
+  // included, and are never drawn. At least one token must be allowed.
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> history,
+                 const std::vector<uint64_t>* allowed = nullptr);
   const SamplerParams& params() const { return params_; }
 
  private:
   // logits, or a copy with the repetition penalty applied.
   std::span<const float> penalised(std::span<const float> logits, std::span<const int32_t> history);
+  // v with the tokens outside `allowed` at -inf (a copy, or values_ in place).
+  std::span<const float> masked(std::span<const float> v, const std::vector<uint64_t>& allowed);
   // cands_ = the k best of v (k < v.size()), best first; NaNs are never taken.
   void select_top_k(std::span<const float> v, size_t k);
 

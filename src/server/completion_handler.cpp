@@ -47,9 +47,9 @@ http::Reply Server::handle_completion(http::Request& req, const http::Wake& wake
     } catch (const json::exception& e) {
       throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what());
     }
+    *parsed = parse_completion_request(body, chat, *model_, chat_prompt_, options_.defaults, &req.body);
     req.body.clear();
     req.body.shrink_to_fit();
-    *parsed = parse_completion_request(body, chat, *model_, chat_prompt_, options_.defaults);
     try {
       ex->policies = std::make_shared<PolicyFactory>(*model_, parsed->kv);
     } catch (const Error& e) {

@@ -30,6 +30,7 @@ void attach_callbacks(Request& r, const std::shared_ptr<Exchange>& ex, ServerMet
     if (s.last_token) metrics.inter_token(std::chrono::duration<double>(now - *s.last_token).count());
     s.last_token = now;
     metrics.generated(1);
+    if (t.mask_seconds >= 0) metrics.grammar_mask(t.mask_seconds);
     if (keep_logprobs && t.logprob) s.tokens.push_back({t.id, t.text_offset, *t.logprob});
   };
   r.on_done = [ex, &metrics](int c, const GenerateResult& g) {

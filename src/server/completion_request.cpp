@@ -10,6 +10,7 @@
 #include "kv/keep_set.h"
 #include "kv/policy.h"
 #include "server/api_error.h"
+#include "server/grammar_fields.h"
 
 namespace triattn::server {
 
@@ -160,9 +161,6 @@ void refuse_unsupported(const json& body) {
   for (const char* name : {"tool_choice", "function_call"})
     if (const json* v = field(body, name); v && !(v->is_string() && v->get<std::string>() == "none"))
       refuse(name, "calling tools");
-  if (const json* v = field(body, "response_format")) {
-    if (!v->is_object() || v->value("type", "") != "text") refuse("response_format", "a response format other than text");
-  }
   for (const char* name : {"presence_penalty", "frequency_penalty"})
     if (const json* v = field(body, name); v && !(v->is_number() && v->get<double>() == 0))
       refuse(name, std::string(name) + " (repeat_penalty is)");
@@ -218,7 +216,8 @@ void apply_kv_fields(const json& body, KvSettings& kv) {
 }  // namespace
 
 CompletionRequest parse_completion_request(const json& body, bool chat, const Model& model,
-                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults) {
+                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults,
+                                           const std::string* raw_body) {
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
   refuse_unsupported(body);
   CompletionRequest r;
@@ -267,6 +266,13 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
   // No seed: a fresh one, returned with the reply so the request can be repeated.
   r.sampling.seed = field(body, "seed") ? static_cast<uint64_t>(integer(body, "seed", 0, 0, std::numeric_limits<int64_t>::max()))
                                         : random_seed();
+
+  if (field(body, "response_format") || field(body, "grammar")) {
+    auto vocab = defaults.vocab ? defaults.vocab
+                                : std::make_shared<const grammar::VocabTrie>(grammar::VocabTrie::from_tokenizer(
+                                    model.tokenizer(), static_cast<size_t>(model.config().vocab_size)));
+    r.options.grammar = grammar_of_request(body, raw_body, std::move(vocab), defaults.grammars.get());
+  }
 
   r.kv = defaults.kv;
   apply_kv_fields(body, r.kv);

@@ -3,11 +3,12 @@
 // and range, each error naming the field) and turned into what the engine runs: prompt ids,
 // sampling parameters, generation options and the request's KV settings (the server's
 // defaults overridden by kv_policy and a field per KV knob: kv_budget, divide_length, window,
-// sink, protect_prompt, pruning_mode and the policies' own, obs_window, ...). Fields of the
-// API that the server does not implement (tools, response formats other than text,
-// logit_bias, best_of, suffix) are refused by name; fields it does not know at all are
+// sink, protect_prompt, pruning_mode and the policies' own, obs_window, ...), and a grammar
+// from response_format or `grammar` (server/grammar_fields.h). Fields of the API that the
+// server does not implement (tools, logit_bias, best_of, suffix) are refused by name; fields it does not know at all are
 // ignored, as OpenAI clients send extras of their own.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,12 @@
 #include "engine/generate.h"
 #include "engine/kv_setup.h"
 #include "engine/sampler.h"
+#include "grammar/vocab_trie.h"
 #include "model/model.h"
 
 namespace triattn::server {
+
+class GrammarCache;
 
 struct CompletionRequest {
   bool chat = false;
@@ -42,10 +46,17 @@ struct RequestDefaults {
   KvSettings kv;                  // the server's flags and TRIATTN_RUNTIME_* (statistics loaded)
   int64_t max_tokens = 512;       // when the request names none
   int64_t max_tokens_limit = 0;   // most a request may ask for (more: 400); 0 = no limit
+  // The model's vocabulary as a trie, for grammars (built once by the server; null: built
+  // per request that needs one).
+  std::shared_ptr<const grammar::VocabTrie> vocab;
+  // Compiled grammars kept between requests (null: none kept).
+  std::shared_ptr<GrammarCache> grammars;
 };
 
-// Throws ApiError (400) naming the first bad field.
+// Throws ApiError (400) naming the first bad field. raw_body: the body's text, for a JSON
+// schema's property order (grammar_of_request).
 CompletionRequest parse_completion_request(const nlohmann::json& body, bool chat, const Model& model,
-                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults);
+                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults,
+                                           const std::string* raw_body = nullptr);
 
 }  // namespace triattn::server

@@ -74,8 +74,9 @@ std::string api_finish_reason(const GenerateResult& r) { return r.finish_reason 
 json usage_json(int64_t prompt_tokens, std::span<const GenerateResult> choices, const std::string& policy) {
   int64_t completion = 0, peak_tokens = 0, prunes = 0, reused = 0;
   size_t peak_bytes = 0;
-  double scoring_ms = 0;
+  double scoring_ms = 0, grammar_ms = 0;
   for (const GenerateResult& r : choices) {
+    grammar_ms += r.stats.grammar_ms;
     completion += r.stats.generated_tokens;  // a streamed result keeps no token list
     peak_tokens = std::max(peak_tokens, r.stats.kv_peak_tokens);
     peak_bytes += r.stats.kv_peak_bytes;
@@ -83,7 +84,7 @@ json usage_json(int64_t prompt_tokens, std::span<const GenerateResult> choices, 
     scoring_ms += r.stats.scoring_ms;
     reused = std::max(reused, r.reused_tokens);
   }
-  return {{"prompt_tokens", prompt_tokens},
+  json u = {{"prompt_tokens", prompt_tokens},
           {"completion_tokens", completion},
           {"total_tokens", prompt_tokens + completion},
           {"prompt_tokens_details", {{"cached_tokens", reused}}},
@@ -91,7 +92,10 @@ json usage_json(int64_t prompt_tokens, std::span<const GenerateResult> choices, 
           {"kv_peak_tokens", peak_tokens},
           {"kv_peak_bytes", peak_bytes},
           {"prune_events", prunes},
-          {"scoring_ms", scoring_ms}};
+          {"scoring_ms", scoring_ms},
+          // Constrained decoding: its masks and grammar steps, summed over the choices (0 without).
+          {"grammar_ms", grammar_ms}};
+  return u;
 }
 
 json whole_choice(const ReplyContext& ctx, int index, const GenerateResult& r) {

@@ -42,7 +42,8 @@ std::string Histogram::render(const std::string& name, const std::string& help) 
 
 ServerMetrics::ServerMetrics()
     : ttft_({0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}),
-      itl_({0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}) {}
+      itl_({0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}),
+      mask_({0.00001, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25}) {}
 
 void ServerMetrics::request(int status) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -76,6 +77,11 @@ void ServerMetrics::inter_token(double seconds) {
   itl_.observe(seconds);
 }
 
+void ServerMetrics::grammar_mask(double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  mask_.observe(seconds);
+}
+
 std::string ServerMetrics::render(const Scheduler& s, int connections) const {
   std::string m;
   {
@@ -93,6 +99,8 @@ std::string ServerMetrics::render(const Scheduler& s, int connections) const {
                 metric_number(scoring_seconds_));
     m += ttft_.render("triattn_time_to_first_token_seconds", "From a request's arrival to its first token.");
     m += itl_.render("triattn_inter_token_seconds", "Between two tokens of one choice.");
+    m += mask_.render("triattn_grammar_mask_seconds",
+                      "Computing one token's grammar mask (response_format json_object/json_schema, grammar).");
   }
   m += metric("triattn_sequences_running", "gauge", "Sequences running.", std::to_string(s.running()));
   m += metric("triattn_sequences_queued", "gauge", "Requests waiting for admission.", std::to_string(s.queued()));

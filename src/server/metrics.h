@@ -41,6 +41,7 @@ class ServerMetrics {
   void finished(const GenerateResult& r);
   void first_token(double seconds);  // from the request's arrival
   void inter_token(double seconds);  // since the choice's previous token
+  void grammar_mask(double seconds);  // one token's grammar mask (constrained decoding)
   // With the scheduler's gauges and the HTTP connections open now.
   std::string render(const Scheduler& scheduler, int connections) const;
 
@@ -49,7 +50,7 @@ class ServerMetrics {
   std::map<int, int64_t> requests_by_status_;
   int64_t prompt_tokens_ = 0, reused_tokens_ = 0, generated_tokens_ = 0, prune_events_ = 0;
   double scoring_seconds_ = 0;
-  Histogram ttft_, itl_;
+  Histogram ttft_, itl_, mask_;
 };
 
 }  // namespace triattn::server

@@ -4,8 +4,10 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "grammar/vocab_trie.h"
 #include "server/api_error.h"
 #include "server/chat_page.h"
+#include "server/grammar_fields.h"
 #include "server/http_reply.h"
 
 namespace triattn::server {
@@ -62,7 +64,14 @@ Server::Server(std::shared_ptr<const Model> model, const ServerOptions& options)
       pool_(options.threads),
       forward_(*model_, &pool_),
       scheduler_(*model_, forward_, options.scheduler),
-      http_(http_options(options), [this](http::Request& req, const http::Wake& wake) { return route(req, wake); }) {}
+      http_(http_options(options), [this](http::Request& req, const http::Wake& wake) { return route(req, wake); }) {
+  // The vocabulary trie every constrained request walks: built once, here.
+  if (!options_.defaults.vocab)
+    options_.defaults.vocab =
+        std::make_shared<const grammar::VocabTrie>(grammar::VocabTrie::from_tokenizer(
+            model_->tokenizer(), static_cast<size_t>(model_->config().vocab_size)));
+  if (!options_.defaults.grammars) options_.defaults.grammars = std::make_shared<GrammarCache>();
+}
 
 Server::~Server() { stop(); }
 

@@ -1,0 +1,25 @@
+#pragma once
+// JSON Schema to GBNF (then parse_gbnf), for response_format json_schema. The subset:
+// type (one or a list, null included), properties / required / additionalProperties,
+// enum / const, anyOf / oneOf, $ref / $defs / definitions, items / prefixItems / minItems /
+// maxItems, minLength / maxLength / pattern / format (date, time, date-time, uuid), and
+// minimum / maximum / exclusiveMinimum / exclusiveMaximum (whole-number bounds). Annotations
+// (title, description, default, examples, ...) are read and have no effect. Any other
+// keyword throws Error naming it and where it is: a constraint is never silently dropped.
+//
+// What the grammar generates always validates; a few valid instances are out of its reach:
+// properties come in the order the schema lists them, properties not listed are generated
+// only when additionalProperties says so, oneOf is generated as anyOf (no check that just one
+// branch matches), and whitespace is limited to what `ws` allows.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace triattn::grammar {
+
+// Ordered: properties are generated in the order the schema lists them.
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema);
+// Any JSON object (response_format json_object).
+std::string json_object_gbnf();
+
+}  // namespace triattn::grammar
