@@ -1,4 +1,5 @@
 // triattn: one binary, one subcommand per job (docs/design.md, Contracts).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -44,8 +45,10 @@ void usage(std::ostream& os) {
   os << "triattn: LLM inference with TriAttention KV-cache compression\n\n"
         "usage: triattn <command> [options]   (triattn <command> --help for its options; triattn --version)\n\n"
         "commands:\n";
+  size_t width = 0;  // the longest name, then two spaces
+  for (const Command& c : kCommands) width = std::max(width, std::strlen(c.name) + 2);
   for (const Command& c : kCommands)
-    if (!c.hidden) os << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.help << "\n";
+    if (!c.hidden) os << "  " << c.name << std::string(width - std::strlen(c.name), ' ') << c.help << "\n";
 }
 
 }  // namespace
