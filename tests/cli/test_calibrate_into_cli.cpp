@@ -34,8 +34,11 @@ TEST_F(CalibrateIntoCli, TheModelsOwnStatisticsGenerateAsTheStatsFile) {
   const std::string carrying = dir_.file("tiny+stats.gguf");
   const RunResult c = run_triattn({"calibrate", "--into", kGguf, "--input", kText, "-o", carrying});
   ASSERT_EQ(c.rc, 0) << c.err;
+  // The same calibration as a separate file (of the GGUF: the fixture's is of the HF copy).
+  const std::string file = dir_.file("tiny-gguf.stats");
+  ASSERT_EQ(run_triattn({"calibrate", "-m", kGguf, "--input", kText, "-o", file}).rc, 0);
   const nlohmann::json own = generate(carrying, {});
-  const nlohmann::json separate = generate(kGguf, {"--stats", stats_});
+  const nlohmann::json separate = generate(kGguf, {"--stats", file});
   ASSERT_FALSE(own.is_null());
   EXPECT_EQ(own["tokens"], separate["tokens"]);
   EXPECT_EQ(own["stats"]["prune_events"], separate["stats"]["prune_events"]);
