@@ -189,10 +189,9 @@ const StatsTensorRef* StatsContainer::find(const std::string& name) const {
   return nullptr;
 }
 
-LoadedStats read_stats_container(const StatsContainer& c) {
-  const StatsContainer* f = &c;
-  const std::string& path = c.path;
-  const auto& m = c.metadata;
+LoadedStats read_stats_container(const StatsContainer& f) {
+  const std::string& path = f.path;
+  const auto& m = f.metadata;
   auto fmt = m.find("format");
   if (fmt == m.end() || fmt->second != kStatsFormatName)
     fail(path, ": not a triattn stats file (a safetensors file whose metadata 'format' is '",
@@ -237,24 +236,24 @@ LoadedStats read_stats_container(const StatsContainer& c) {
   s->n_kv_heads = i.n_kv_heads;
   s->head_dim = i.head_dim;
   s->rotary_dim = i.rotary_dim;
-  s->q_mean_real = read_f32(*f, "q_mean_real", qs);
-  s->q_mean_imag = read_f32(*f, "q_mean_imag", qs);
-  s->q_abs_mean = read_f32(*f, "q_abs_mean", qs);
-  s->k_mean_real = read_f32(*f, "k_mean_real", ks);
-  s->k_mean_imag = read_f32(*f, "k_mean_imag", ks);
-  s->k_abs_mean = read_f32(*f, "k_abs_mean", ks);
-  read_f32(*f, "q_mrl", qs);  // derived, for analysis: only its shape and values are checked
-  read_f32(*f, "k_mrl", ks);
-  i.rope_freqs = read_f32(*f, "rope_freqs", {half});
+  s->q_mean_real = read_f32(f, "q_mean_real", qs);
+  s->q_mean_imag = read_f32(f, "q_mean_imag", qs);
+  s->q_abs_mean = read_f32(f, "q_abs_mean", qs);
+  s->k_mean_real = read_f32(f, "k_mean_real", ks);
+  s->k_mean_imag = read_f32(f, "k_mean_imag", ks);
+  s->k_abs_mean = read_f32(f, "k_abs_mean", ks);
+  read_f32(f, "q_mrl", qs);  // derived, for analysis: only its shape and values are checked
+  read_f32(f, "k_mrl", ks);
+  i.rope_freqs = read_f32(f, "rope_freqs", {half});
   if (s->pass_dims() > 0) {
-    s->q_pass_mean = read_f32(*f, "q_pass_mean", {i.n_layers, i.n_heads, s->pass_dims()});
-    s->q_pass_abs_mean = read_f32(*f, "q_pass_abs_mean", {i.n_layers, i.n_heads});
-  } else if (f->find("q_pass_mean") || f->find("q_pass_abs_mean")) {
+    s->q_pass_mean = read_f32(f, "q_pass_mean", {i.n_layers, i.n_heads, s->pass_dims()});
+    s->q_pass_abs_mean = read_f32(f, "q_pass_abs_mean", {i.n_layers, i.n_heads});
+  } else if (f.find("q_pass_mean") || f.find("q_pass_abs_mean")) {
     fail(path, ": stats tensors 'q_pass_*' are present but metadata 'rotary_dim' says every coordinate rotates");
   }
-  if (f->find("weights_fingerprint"))
-    i.weights_fingerprint = read_f32(*f, "weights_fingerprint", {kWeightsFingerprintSize});
-  check_file_values(*f);
+  if (f.find("weights_fingerprint"))
+    i.weights_fingerprint = read_f32(f, "weights_fingerprint", {kWeightsFingerprintSize});
+  check_file_values(f);
   out.stats = std::move(s);
   return out;
 }
