@@ -12,6 +12,7 @@
 
 #include "calib/atomic_write.h"
 #include "calib/pt_stats.h"
+#include "calib/stats_container.h"
 #include "calib/stats_file_kind.h"
 #include "calib/stats_values.h"
 #include "core/error.h"
@@ -152,30 +153,45 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return os.str();
 }
 
-std::vector<float> read_f32(const SafetensorsFile& f, const std::string& name, const std::vector<int64_t>& shape) {
-  const SafetensorsTensor* t = f.find(name);
-  if (!t) fail(f.path(), ": stats tensor '", name, "' is missing");
-  if (t->type != DType::F32) fail(f.path(), ": stats tensor '", name, "' is ", dtype_name(t->type), ", expected f32");
+std::vector<float> read_f32(const StatsContainer& f, const std::string& name, const std::vector<int64_t>& shape) {
+  const StatsTensorRef* t = f.find(name);
+  if (!t) fail(f.path, ": stats tensor '", name, "' is missing");
+  if (t->type != DType::F32) fail(f.path, ": stats tensor '", name, "' is ", dtype_name(t->type), ", expected f32");
   if (t->shape != shape)
-    fail(f.path(), ": stats tensor '", name, "' has shape [", shape_text(t->shape), "], expected [", shape_text(shape), "]");
+    fail(f.path, ": stats tensor '", name, "' has shape [", shape_text(t->shape), "], expected [", shape_text(shape), "]");
   std::vector<float> v(t->nbytes / 4);
   std::memcpy(v.data(), t->data, t->nbytes);
   return v;
 }
 
 // Every f32 tensor of the file (q_mrl/k_mrl and any extra one included), by the same rules.
-void check_file_values(const SafetensorsFile& f) {
+void check_file_values(const StatsContainer& f) {
   std::vector<StatsTensorValues> all;
-  for (const SafetensorsTensor& t : f.tensors())
+  for (const StatsTensorRef& t : f.tensors)
     if (t.type == DType::F32)
       all.push_back({t.name, t.shape, {static_cast<const float*>(t.data), t.nbytes / sizeof(float)}});
   const std::string bad = first_invalid_stats_value(all);
-  if (!bad.empty()) fail(f.path(), ": stats ", bad, "; the file is damaged: recalibrate with `triattn calibrate`");
+  if (!bad.empty()) fail(f.path, ": stats ", bad, "; the file is damaged: recalibrate with `triattn calibrate`");
 }
 
 LoadedStats read_safetensors_stats(const std::string& path) {
-  auto f = SafetensorsFile::open(path);
-  const auto& m = f->metadata();
+  auto file = SafetensorsFile::open(path);
+  StatsContainer c{path, file->metadata(), {}};
+  for (const SafetensorsTensor& t : file->tensors()) c.tensors.push_back({t.name, t.type, t.shape, t.data, t.nbytes});
+  return read_stats_container(c);
+}
+
+}  // namespace
+
+const StatsTensorRef* StatsContainer::find(const std::string& name) const {
+  for (const StatsTensorRef& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+LoadedStats read_stats_container(const StatsContainer& f) {
+  const std::string& path = f.path;
+  const auto& m = f.metadata;
   auto fmt = m.find("format");
   if (fmt == m.end() || fmt->second != kStatsFormatName)
     fail(path, ": not a triattn stats file (a safetensors file whose metadata 'format' is '",
@@ -220,31 +236,29 @@ LoadedStats read_safetensors_stats(const std::string& path) {
   s->n_kv_heads = i.n_kv_heads;
   s->head_dim = i.head_dim;
   s->rotary_dim = i.rotary_dim;
-  s->q_mean_real = read_f32(*f, "q_mean_real", qs);
-  s->q_mean_imag = read_f32(*f, "q_mean_imag", qs);
-  s->q_abs_mean = read_f32(*f, "q_abs_mean", qs);
-  s->k_mean_real = read_f32(*f, "k_mean_real", ks);
-  s->k_mean_imag = read_f32(*f, "k_mean_imag", ks);
-  s->k_abs_mean = read_f32(*f, "k_abs_mean", ks);
-  read_f32(*f, "q_mrl", qs);  // derived, for analysis: only its shape and values are checked
-  read_f32(*f, "k_mrl", ks);
-  i.rope_freqs = read_f32(*f, "rope_freqs", {half});
+  s->q_mean_real = read_f32(f, "q_mean_real", qs);
+  s->q_mean_imag = read_f32(f, "q_mean_imag", qs);
+  s->q_abs_mean = read_f32(f, "q_abs_mean", qs);
+  s->k_mean_real = read_f32(f, "k_mean_real", ks);
+  s->k_mean_imag = read_f32(f, "k_mean_imag", ks);
+  s->k_abs_mean = read_f32(f, "k_abs_mean", ks);
+  read_f32(f, "q_mrl", qs);  // derived, for analysis: only its shape and values are checked
+  read_f32(f, "k_mrl", ks);
+  i.rope_freqs = read_f32(f, "rope_freqs", {half});
   if (s->pass_dims() > 0) {
-    s->q_pass_mean = read_f32(*f, "q_pass_mean", {i.n_layers, i.n_heads, s->pass_dims()});
-    s->q_pass_abs_mean = read_f32(*f, "q_pass_abs_mean", {i.n_layers, i.n_heads});
-  } else if (f->find("q_pass_mean") || f->find("q_pass_abs_mean")) {
+    s->q_pass_mean = read_f32(f, "q_pass_mean", {i.n_layers, i.n_heads, s->pass_dims()});
+    s->q_pass_abs_mean = read_f32(f, "q_pass_abs_mean", {i.n_layers, i.n_heads});
+  } else if (f.find("q_pass_mean") || f.find("q_pass_abs_mean")) {
     fail(path, ": stats tensors 'q_pass_*' are present but metadata 'rotary_dim' says every coordinate rotates");
   }
-  if (f->find("weights_fingerprint"))
-    i.weights_fingerprint = read_f32(*f, "weights_fingerprint", {kWeightsFingerprintSize});
-  check_file_values(*f);
+  if (f.find("weights_fingerprint"))
+    i.weights_fingerprint = read_f32(f, "weights_fingerprint", {kWeightsFingerprintSize});
+  check_file_values(f);
   out.stats = std::move(s);
   return out;
 }
 
-}  // namespace
-
-void write_stats_file(const std::string& path, const HeadStats& s, const StatsInfo& i) {
+StatsPayload stats_payload(const HeadStats& s, const StatsInfo& i, const std::string& path) {
   const int64_t half = s.bands();
   const std::vector<int64_t> qs = {s.n_layers, s.n_heads, half}, ks = {s.n_layers, s.n_kv_heads, half};
   if (s.rotary_dims() % 2 || s.rotary_dims() > s.head_dim || s.rotary_dims() <= 0)
@@ -271,25 +285,26 @@ void write_stats_file(const std::string& path, const HeadStats& s, const StatsIn
     fail(path, ": refusing to write the statistics: ", bad,
          " (the model's activations are not finite on this input; check the model file)");
 
-  SafetensorsWriter w;
-  w.set_metadata("format", kStatsFormatName);
-  w.set_metadata("format_version", std::to_string(kStatsFormatVersion));
-  w.set_metadata("architecture", i.architecture);
-  w.set_metadata("model_name", i.model_name);
-  w.set_metadata("n_layers", std::to_string(s.n_layers));
-  w.set_metadata("n_heads", std::to_string(s.n_heads));
-  w.set_metadata("n_kv_heads", std::to_string(s.n_kv_heads));
-  w.set_metadata("head_dim", std::to_string(s.head_dim));
-  w.set_metadata("rope_theta", exact_number_text(i.rope_theta));
-  w.set_metadata("rope_scaling", i.rope_scaling);
-  w.set_metadata("rope_attn_factor", exact_number_text(i.rope_attn_factor));
-  w.set_metadata("token_count", std::to_string(i.token_count));
-  w.set_metadata("input_hash", i.input_hash);
-  w.set_metadata("pairing", "half");
-  if (s.pass_dims() > 0) w.set_metadata("rotary_dim", std::to_string(s.rotary_dims()));
-  if (!i.scored_layers.empty()) w.set_metadata("scored_layers", join_layers(i.scored_layers));
+  StatsPayload out;
+  auto set_meta = [&](const char* key, const std::string& v) { out.metadata.emplace_back(key, v); };
+  set_meta("format", kStatsFormatName);
+  set_meta("format_version", std::to_string(kStatsFormatVersion));
+  set_meta("architecture", i.architecture);
+  set_meta("model_name", i.model_name);
+  set_meta("n_layers", std::to_string(s.n_layers));
+  set_meta("n_heads", std::to_string(s.n_heads));
+  set_meta("n_kv_heads", std::to_string(s.n_kv_heads));
+  set_meta("head_dim", std::to_string(s.head_dim));
+  set_meta("rope_theta", exact_number_text(i.rope_theta));
+  set_meta("rope_scaling", i.rope_scaling);
+  set_meta("rope_attn_factor", exact_number_text(i.rope_attn_factor));
+  set_meta("token_count", std::to_string(i.token_count));
+  set_meta("input_hash", i.input_hash);
+  set_meta("pairing", "half");
+  if (s.pass_dims() > 0) set_meta("rotary_dim", std::to_string(s.rotary_dims()));
+  if (!i.scored_layers.empty()) set_meta("scored_layers", join_layers(i.scored_layers));
   auto add = [&](const char* name, const std::vector<float>& v, const std::vector<int64_t>& shape) {
-    w.add(name, DType::F32, shape, v.data(), v.size() * sizeof(float));
+    out.tensors.push_back({name, shape, v});
   };
   add("q_mean_real", s.q_mean_real, qs);
   add("q_mean_imag", s.q_mean_imag, qs);
@@ -305,6 +320,15 @@ void write_stats_file(const std::string& path, const HeadStats& s, const StatsIn
     add("q_pass_abs_mean", s.q_pass_abs_mean, {s.n_layers, s.n_heads});
   }
   if (!i.weights_fingerprint.empty()) add("weights_fingerprint", i.weights_fingerprint, {kWeightsFingerprintSize});
+  return out;
+}
+
+void write_stats_file(const std::string& path, const HeadStats& s, const StatsInfo& i) {
+  const StatsPayload p = stats_payload(s, i, path);
+  SafetensorsWriter w;
+  for (const auto& [k, v] : p.metadata) w.set_metadata(k, v);
+  for (const StatsPayload::Tensor& t : p.tensors)
+    w.add(t.name, DType::F32, t.shape, t.values.data(), t.values.size() * sizeof(float));
   write_file_atomically(path, [&](const std::string& tmp) { w.write(tmp); });
 }
 

@@ -18,7 +18,8 @@
 // model's identity cannot be verified.
 // Loading validates against the model and refuses a mismatch naming each field and both
 // values; every value must obey calib/stats_values.h. Reading and writing live in
-// stats_file.cpp, validation against a model in stats_load.cpp.
+// stats_file.cpp (over calib/stats_container.h, shared with the statistics a model file
+// carries: calib/stats_embedded.h), validation against a model in stats_load.cpp.
 #include <cstdint>
 #include <memory>
 #include <span>

@@ -22,6 +22,7 @@
 #include <random>
 #include <tuple>
 
+#include "calib/stats_embedded.h"
 #include "cli/bench_bandwidth.h"
 #include "cli/bench_calibration.h"
 #include "cli/bench_measure.h"
@@ -231,8 +232,12 @@ int cmd_bench(const std::vector<std::string>& args) {
   bool needs_stats = false;
   for (const std::string& p : o.policies) needs_stats |= find_policy(p)->needs_stats;
   if (needs_stats) {
+    std::vector<std::string> own_warnings;
     if (!kv.settings.stats_path.empty()) {
       calibration = "stats file " + kv.settings.stats_path;
+    } else if ((kv.settings.params.stats = load_embedded_stats(*model, &own_warnings))) {
+      print_warnings(own_warnings);
+      calibration = "the statistics stored in the model";
     } else {
       std::fprintf(stderr, "bench: no --stats given: calibrating on the built-in text...\n");
       const BuiltinCalibration c = calibrate_builtin(*model, pool);

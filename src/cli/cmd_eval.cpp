@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calib/atomic_write.h"
+#include "calib/stats_embedded.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/kv_knob_options.h"
@@ -87,7 +88,9 @@ std::vector<EvalConfig> finish_common(const CLI::App& app, Common& c) {
   finish_shared_knobs(app, c);
   if (c.kv.prefill_chunk < 1) fail("--prefill-chunk must be at least 1");
   std::vector<std::string> names = parse_policies(c.policies);
-  if (app.count("--policies") == 0 && c.kv.stats_path.empty()) {
+  // A model that carries its statistics (calibrate --into) runs them without --stats.
+  if (app.count("--policies") == 0 && c.kv.stats_path.empty() &&
+      (c.model_path.empty() || !find_embedded_stats(c.model_path))) {
     std::vector<std::string> kept;
     for (const std::string& n : names) {
       const auto& list = kv_policy_list();

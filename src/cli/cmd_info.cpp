@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_prompt.h"
+#include "calib/stats_embedded.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/escape_bytes.h"
@@ -62,6 +63,24 @@ int cmd_info(const std::vector<std::string>& args) {
     if (c.head_dim % block_size(t) != 0) return 0;
     return int64_t{2} * kv_layer_count(c) * c.n_kv_heads * static_cast<int64_t>(row_bytes(t, c.head_dim));
   };
+  // TriAttention statistics the model carries (used without --stats): where, and from what
+  // input; a damaged set is named, not fatal (info describes the file as it is).
+  nlohmann::ordered_json own_stats = nullptr;
+  std::string own_stats_line = "none (give --stats FILE for TriAttention)";
+  if (const EmbeddedStats where = find_embedded_stats(model_path)) {
+    own_stats = {{"path", where.path}};
+    try {
+      const LoadedStats l = read_embedded_stats(where);
+      own_stats["token_count"] = l.info.token_count;
+      own_stats["input_hash"] = l.info.input_hash;
+      own_stats["model_name"] = l.info.model_name;
+      own_stats_line = "TriAttention statistics in " + where.path + " (" + std::to_string(l.info.token_count) +
+                       " tokens, input " + l.info.input_hash + ")";
+    } catch (const Error& e) {
+      own_stats["error"] = e.what();
+      own_stats_line = std::string("TriAttention statistics present but unreadable: ") + e.what();
+    }
+  }
   const int64_t kv_bytes_per_token = kv_bytes_per_token_in(DType::F16);
   const int64_t kv_bytes_per_token_q8 = kv_bytes_per_token_in(DType::Q8_0);
 
@@ -110,6 +129,7 @@ int cmd_info(const std::vector<std::string>& args) {
         {"end_of_generation", eog}}},
       {"chat_template", {{"origin", prompt.origin()}, {"fallback", prompt.is_fallback()}}},
       {"kernels", isa_choice()},
+      {"triattention_stats", own_stats},
   };
   if (json) {
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -163,7 +183,8 @@ int cmd_info(const std::vector<std::string>& args) {
             << "end tokens   ";
   for (int32_t id : tok.eog_ids()) std::cout << " " << tok_str(id);
   std::cout << "\nchat template " << prompt.origin() << (prompt.is_fallback() ? " (the model has none)" : "") << "\n"
-            << "kernels       " << isa_choice() << "\n";
+            << "kernels       " << isa_choice() << "\n"
+            << "statistics    " << own_stats_line << "\n";
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <thread>
 
+#include "calib/stats_embedded.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/prompt.h"
@@ -104,6 +105,11 @@ int cmd_serve(const std::vector<std::string>& args) {
   auto model = load_model(model_path, {.threads = o.threads});
   note_context(*model, kv.settings);
   {
+    // The model's own statistics, if it carries any, are every request's default (a request
+    // asking for TriAttention on a server started with another policy included).
+    std::vector<std::string> own_warnings;
+    if (kv.settings.stats_path.empty()) kv.settings.params.stats = load_embedded_stats(*model, &own_warnings);
+    print_warnings(own_warnings);
     const PolicyFactory defaults(*model, kv.settings);  // loads and checks the statistics once
     print_warnings(defaults.warnings());
     o.defaults.kv = defaults.settings();

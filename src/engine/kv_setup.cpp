@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "calib/stats_embedded.h"
 #include "calib/stats_file.h"
 #include "core/error.h"
 #include "kv/kv_cache.h"
@@ -31,8 +32,17 @@ PolicyFactory::PolicyFactory(const Model& model, const KvSettings& settings)
   // Validate the settings now, before any work starts (a server would otherwise start and
   // then fail every request): the KV type against the model's head_dim, then the policy.
   check_kv_type(settings_.cache_type, model.config().head_dim);
-  if (!settings_.stats_path.empty() && !settings_.params.stats)
+  if (!settings_.stats_path.empty() && !settings_.params.stats) {
     settings_.params.stats = load_stats(settings_.stats_path, model, &warnings_);
+    if (const EmbeddedStats own = find_embedded_stats(model.path()))
+      warnings_.push_back("--stats " + settings_.stats_path + " is used instead of the statistics stored in " +
+                          own.path);
+  } else if (settings_.stats_path.empty() && !settings_.params.stats) {
+    // Only a policy that scores with statistics reads the model's own: the others must not
+    // fail (or warn) over statistics they would never use.
+    const PolicyDescription* d = find_kv_policy(settings_.policy);
+    if (d && d->needs_stats) settings_.params.stats = load_embedded_stats(model, &warnings_);
+  }
   make();
 }
 

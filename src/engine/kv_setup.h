@@ -14,6 +14,8 @@ namespace triattn {
 struct KvSettings {
   std::string policy = "full";
   PolicyParams params;
+  // --stats; empty: the statistics the model file carries, if any (calib/stats_embedded.h),
+  // for the policies that need them.
   std::string stats_path;
   DType cache_type = DType::F16;
   int64_t prefill_chunk = 512;  // upper bound on tokens per forward step in prefill

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "calib/stats_embedded.h"
 #include "core/error.h"
 
 namespace triattn::eval {
@@ -83,6 +84,12 @@ ConfigFactories::ConfigFactories(const Model& model, const KvSettings& base, con
     const PolicyFactory loader(model, probe);  // loads and checks the statistics once
     warnings_ = loader.warnings();
     shared.params.stats = loader.settings().params.stats;
+  } else if (shared.stats_path.empty() && !shared.params.stats) {
+    // The model's own statistics, read and checked once for every configuration that scores.
+    bool scores = false;
+    for (const EvalConfig& c : configs_)
+      if (const PolicyDescription* d = find_kv_policy(c.policy)) scores |= d->needs_stats;
+    if (scores) shared.params.stats = load_embedded_stats(model, &warnings_);
   }
   for (const EvalConfig& c : configs_) {
     KvSettings s = shared;

@@ -107,7 +107,8 @@ std::unique_ptr<KvPolicy> make_kv_policy(const std::string& name, const PolicyPa
   if (d.needs_stats && !p.stats)
     fail("KV policy '", name,
          "' needs calibration statistics: run `triattn calibrate -m MODEL --input FILE -o STATS` "
-         "once for this model, then pass --stats STATS");
+         "once for this model, then pass --stats STATS (or store them in the model: `triattn calibrate --into "
+         "MODEL ...`)");
   return d.make(p, geometry);
 }
 

@@ -8,6 +8,7 @@
 #include "formats/model_limits.h"
 #include "model/arch.h"
 #include "model/loaders.h"
+#include "formats/stats_names.h"
 #include "model/tensor_census.h"
 #include "model/weight_prep.h"
 #include "tokenizer/tokenizer.h"
@@ -148,7 +149,9 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   apply_arch_traits(*info, c);
 
   std::vector<std::string> names;
-  for (const GgufTensorInfo& t : gguf->tensors()) names.push_back(t.name);
+  // TriAttention statistics stored in the file are read by the KV policies, not the model.
+  for (const GgufTensorInfo& t : gguf->tensors())
+    if (t.name.rfind(kGgufStatsPrefix, 0) != 0) names.push_back(t.name);
   TensorCensus census(names, "blk.");
   // Before the layer table is sized by block_count.
   census.check_layer_count(c.n_layers, path + ": " + k + "block_count", "the file");
