@@ -314,18 +314,6 @@ class Parser {
     return lower_class(ranges, name);
   }
 
-  static std::vector<std::pair<uint32_t, uint32_t>> complement(std::vector<std::pair<uint32_t, uint32_t>> r) {
-    std::sort(r.begin(), r.end());
-    std::vector<std::pair<uint32_t, uint32_t>> out;
-    uint32_t next = 0;
-    for (auto [a, b] : r) {
-      if (a > next) out.push_back({next, a - 1});
-      next = std::max(next, b + 1);
-    }
-    if (next <= 0x10FFFF) out.push_back({next, 0x10FFFF});
-    return out;
-  }
-
   // A class of code points as terminals: one byte set for its ASCII part, and a rule of
   // byte sequences when it reaches past ASCII.
   Element lower_class(const std::vector<std::pair<uint32_t, uint32_t>>& ranges, const std::string& name) {

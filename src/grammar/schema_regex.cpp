@@ -16,19 +16,7 @@ namespace triattn::grammar {
 
 namespace {
 
-using Ranges = std::vector<std::pair<uint32_t, uint32_t>>;
-
-Ranges complement(Ranges r) {
-  std::sort(r.begin(), r.end());
-  Ranges out;
-  uint32_t next = 0;
-  for (auto [a, b] : r) {
-    if (a > next) out.push_back({next, a - 1});
-    next = std::max(next, b + 1);
-  }
-  if (next <= 0x10FFFF) out.push_back({next, 0x10FFFF});
-  return out;
-}
+using Ranges = CodePointRanges;
 
 // Without the characters JSON must escape: '"', '\\' and the controls below 0x20.
 Ranges json_plain(const Ranges& r) {

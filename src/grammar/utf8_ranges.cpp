@@ -92,4 +92,16 @@ std::vector<BytePattern> utf8_patterns(uint32_t lo, uint32_t hi) {
   return out;
 }
 
+CodePointRanges complement(CodePointRanges r) {
+  std::sort(r.begin(), r.end());
+  CodePointRanges out;
+  uint32_t next = 0;
+  for (auto [a, b] : r) {
+    if (a > next) out.push_back({next, a - 1});
+    next = std::max(next, b + 1);
+  }
+  if (next <= 0x10FFFF) out.push_back({next, 0x10FFFF});
+  return out;
+}
+
 }  // namespace triattn::grammar

@@ -16,4 +16,9 @@ std::vector<BytePattern> utf8_patterns(uint32_t lo, uint32_t hi);
 // Appends the UTF-8 encoding of one code point (<= 0x10FFFF).
 void append_utf8(std::string& out, uint32_t cp);
 
+// Inclusive code point ranges, and the code points (up to 0x10FFFF) none of them holds: a
+// negated character class.
+using CodePointRanges = std::vector<std::pair<uint32_t, uint32_t>>;
+CodePointRanges complement(CodePointRanges r);
+
 }  // namespace triattn::grammar
