@@ -18,15 +18,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import triattention_partial_ref as P  # noqa: E402
 import triattention_ref as T  # noqa: E402
+import ref_cli as C  # noqa: E402
 
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
+c = C.Checks("partial-RoPE reference")
+check = c.check
 
 with open(P.FIXTURE) as f:
     check(f.read() == P.fixture_text(),
@@ -63,7 +58,4 @@ got = T.partial_rope_scores(re_, im_, ab, np.zeros(0), 0.0, k_pre, pos, p, om, d
 want = T.position_form_scores(re_, im_, ab, k_pre, pos, p, om, fs)
 check(np.array_equal(got, want), "rotary_dim = head_dim: exactly the full-RoPE position form")
 
-if failures:
-    print("%d check(s) failed" % len(failures))
-    sys.exit(1)
-print("all checks passed")
+c.finish()
