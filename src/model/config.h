@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ops/gated_delta.h"
+
 namespace triattn {
 
 enum class RopeScalingType { None, Linear, Llama3, Yarn };
@@ -66,21 +68,13 @@ struct LayerConfig {
 // q, k (n_k_heads x head_k_dim each) and v (n_v_heads x head_v_dim), which pass a causal
 // depthwise convolution of conv_kernel taps; every value head keeps a head_k_dim x head_v_dim
 // state updated by the delta rule with a decay g and a write strength beta per head and token.
-struct DeltaNetConfig {
-  int n_k_heads = 0, n_v_heads = 0, head_k_dim = 0, head_v_dim = 0, conv_kernel = 0;
-  // Which key head value head h reads. HF checkpoints group value heads by key head
-  // (h / (n_v_heads / n_k_heads)); llama.cpp's GGUF converter reorders them tiled (h % n_k_heads).
-  bool v_heads_tiled = false;
-  int key_dim() const { return n_k_heads * head_k_dim; }
-  int value_dim() const { return n_v_heads * head_v_dim; }
-  int conv_dim() const { return 2 * key_dim() + value_dim(); }
-  int k_head_of(int v_head) const {
-    return v_heads_tiled ? v_head % n_k_heads : v_head / (n_v_heads / n_k_heads);
-  }
+// The head layout (and which key head each value head reads: HF checkpoints group value heads
+// by key head, llama.cpp's GGUF converter tiles them) is the kernels' own ops::DeltaShape.
+struct DeltaNetConfig : ops::DeltaShape {
+  int conv_kernel = 0;
   // f32 floats of one sequence's state for one layer: the convolution's last conv_kernel - 1
-  // inputs, then the n_v_heads delta-rule matrices.
+  // inputs, then the n_v_heads delta-rule matrices (state_floats()).
   int64_t conv_state_floats() const { return static_cast<int64_t>(conv_kernel - 1) * conv_dim(); }
-  int64_t delta_state_floats() const { return static_cast<int64_t>(n_v_heads) * head_k_dim * head_v_dim; }
 };
 
 struct ModelConfig {

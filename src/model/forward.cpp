@@ -280,7 +280,6 @@ void Forward::delta_block(int l, std::span<const ForwardItem> items, PhaseClock&
     }
   const std::vector<int64_t>& first = item_first_;
   const int64_t conv_floats = d.conv_state_floats();
-  const ops::DeltaShape shape{d.n_k_heads, d.n_v_heads, d.head_k_dim, d.head_v_dim, d.v_heads_tiled};
   parallel_for_dynamic(pool_, static_cast<int64_t>(items.size()), [&](int64_t b, int64_t e, int) {
     for (int64_t i = b; i < e; ++i) {
       const int64_t n = first[i + 1] - first[i];
@@ -296,7 +295,7 @@ void Forward::delta_block(int l, std::span<const ForwardItem> items, PhaseClock&
       const int64_t i = u / H, h = u % H, t0 = first[i], n = first[i + 1] - t0;
       if (n == 0) continue;
       float* state = items[i].cache->state(l) + conv_floats;
-      ops::gated_delta_rule(shape, n, &dn_conv_[t0 * C], C, &dn_g_[t0 * H], &dn_beta_[t0 * H], H, state,
+      ops::gated_delta_rule(d, n, &dn_conv_[t0 * C], C, &dn_g_[t0 * H], &dn_beta_[t0 * H], H, state,
                             &dn_out_[t0 * H * dv], H * dv, static_cast<int>(h), static_cast<int>(h) + 1);
       for (int64_t t = t0; t < t0 + n; ++t) {
         float* y = &dn_out_[(t * H + h) * dv];

@@ -14,7 +14,7 @@ std::vector<int64_t> layer_state_floats(const ModelConfig& c) {
   std::vector<int64_t> n;
   if (c.has_delta_layers())
     for (int l = 0; l < c.n_layers; ++l)
-      n.push_back(c.is_delta(l) ? c.delta.conv_state_floats() + c.delta.delta_state_floats() : 0);
+      n.push_back(c.is_delta(l) ? c.delta.conv_state_floats() + c.delta.state_floats() : 0);
   return n;
 }
 

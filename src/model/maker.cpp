@@ -423,7 +423,7 @@ ModelConfig model_preset(const std::string& name) {
     if (tiny) c = base(arch, name, 8, 64, 4, 2, 32, 128, 512, 512, 1e7f, 1e-6f);
     else if (moe) c = base(arch, name, 40, 2048, 16, 2, 256, 512, 248320, 262144, 1e7f, 1e-6f);
     else c = base(arch, name, 32, 4096, 16, 4, 256, 12288, 248320, 262144, 1e7f, 1e-6f);
-    c.delta = tiny ? DeltaNetConfig{2, 4, 16, 16, 4} : DeltaNetConfig{16, 32, 128, 128, 4};
+    c.delta = tiny ? DeltaNetConfig{{2, 4, 16, 16}, 4} : DeltaNetConfig{{16, 32, 128, 128}, 4};
     if (moe) {
       c.n_expert = tiny ? 8 : 256;
       c.n_expert_used = tiny ? 2 : 8;

@@ -116,7 +116,7 @@ TEST_F(HybridEngine, AdmissionReservesTheAttentionRowsAndTheRecurrentState) {
   const Request r = request(prompt(30, 4), 10, *full_, &out, 0);
   // 40 tokens in each of the 2 attention layers' KV heads, K and V in f16, plus the state.
   const size_t rows = size_t{40} * 2 * c.n_kv_heads * 2 * row_bytes(DType::F16, c.head_dim);
-  const size_t state = 6 * sizeof(float) * static_cast<size_t>(c.delta.conv_state_floats() + c.delta.delta_state_floats());
+  const size_t state = 6 * sizeof(float) * static_cast<size_t>(c.delta.conv_state_floats() + c.delta.state_floats());
   EXPECT_EQ(sequence_state_bytes(c), state);
   EXPECT_EQ(s.reservation_bytes(r), rows + state);
 }

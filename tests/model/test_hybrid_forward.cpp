@@ -55,7 +55,7 @@ TEST_P(HybridForward, HasDeltaNetAndAttentionLayersAndKvOnlyInAttention) {
   EXPECT_EQ(cache.state_bytes(), sequence_state_bytes(c));
   EXPECT_EQ(cache.state(3), nullptr);  // attention layers have no state
   ASSERT_NE(cache.state(0), nullptr);
-  const int64_t floats = c.delta.conv_state_floats() + c.delta.delta_state_floats();
+  const int64_t floats = c.delta.conv_state_floats() + c.delta.state_floats();
   int nonzero = 0;
   for (int64_t i = 0; i < floats; ++i) nonzero += cache.state(0)[i] != 0.0f;
   EXPECT_GT(nonzero, floats / 2);  // the prompt wrote the conv and delta states
