@@ -114,17 +114,6 @@ std::vector<double> phase_bytes(const Model& m, double kv) {
   return b;
 }
 
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  return "unknown";
-}
-
 const PolicyInfo* find_policy(const std::string& name) {
   for (const PolicyInfo& p : kv_policy_list())
     if (p.name == name) return &p;
@@ -410,6 +399,7 @@ int cmd_bench(const std::vector<std::string>& args) {
           {"threads", pool.size()},
           {"cpu", cpu_model_name()},
           {"kernels", isa_choice()},
+          {"kernel_choices", kernel_choice_lines()},
           {"probe_bytes", probe.bytes},
           {"probe_runs", probe.runs}}},
         {"settings",
@@ -439,6 +429,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::printf("machine   %s, %d threads, read bandwidth %.1f GB/s (%zu MiB probe, best of %d)\n",
               cpu_model_name().c_str(), pool.size(), probe.best_gbs, probe.bytes >> 20, probe.runs);
   std::printf("kernels   %s\n", isa_choice().c_str());
+  for (const std::string& line : kernel_choice_lines()) std::printf("          %s\n", line.c_str());
   std::printf("settings  KV %s, B=%lld, beta=%lld, W=%lld, %s; calibration: %s\n", kv.cache_type.c_str(),
               static_cast<long long>(s.params.budget), static_cast<long long>(s.params.divide_length),
               static_cast<long long>(s.params.window), std::string(pruning_mode_name(resolve_policy_params(s.policy, s.params).mode)).c_str(),

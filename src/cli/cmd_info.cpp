@@ -53,6 +53,10 @@ int cmd_info(const std::vector<std::string>& args) {
 
   // The weights stay in the file mapping: info reads shapes and types, not values.
   auto model = Model::load(model_path, {.repack = false, .threads = 1});
+  // The kernels loading would choose on this machine (none are loaded here: no repacking).
+  const std::vector<std::string> kernel_lines = kernel_choice_environment() == KernelChoiceMode::Isa
+                                                    ? std::vector<std::string>{}
+                                                    : cached_kernel_choices(model->weights(), kernel_cache_path());
   print_warnings(model->warnings());
   const ModelConfig& c = model->config();
   const Tokenizer& tok = model->tokenizer();
@@ -129,6 +133,7 @@ int cmd_info(const std::vector<std::string>& args) {
         {"end_of_generation", eog}}},
       {"chat_template", {{"origin", prompt.origin()}, {"fallback", prompt.is_fallback()}}},
       {"kernels", isa_choice()},
+      {"kernel_choices", kernel_lines},
       {"triattention_stats", own_stats},
   };
   if (json) {
@@ -183,8 +188,9 @@ int cmd_info(const std::vector<std::string>& args) {
             << "end tokens   ";
   for (int32_t id : tok.eog_ids()) std::cout << " " << tok_str(id);
   std::cout << "\nchat template " << prompt.origin() << (prompt.is_fallback() ? " (the model has none)" : "") << "\n"
-            << "kernels       " << isa_choice() << "\n"
-            << "statistics    " << own_stats_line << "\n";
+            << "kernels       " << isa_choice() << "\n";
+  for (const std::string& line : kernel_lines) std::cout << "              " << line << "\n";
+  std::cout << "statistics    " << own_stats_line << "\n";
   return 0;
 }
 

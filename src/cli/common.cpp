@@ -111,6 +111,10 @@ bool finish_sampling_options(const CLI::App& app, SamplerParams& s) {
 std::shared_ptr<const Model> load_model(const std::string& path, const LoadOptions& options) {
   LoadOptions o = options;
   o.repack = o.repack && repack_environment();
+  if (const KernelChoiceMode mode = kernel_choice_environment(); mode != KernelChoiceMode::Isa && !o.before_repack)
+    o.before_repack = [mode, threads = o.threads](const ModelWeights& w) {
+      choose_kernels(w, threads, mode, kernel_cache_path());
+    };
   auto model = Model::load(path, o);
   print_warnings(model->warnings());
   return model;

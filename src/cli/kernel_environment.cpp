@@ -38,4 +38,16 @@ bool repack_environment() {
   fail("TRIATTN_REPACK=", v, ": expected 0 (keep the file's weight layout) or 1");
 }
 
+KernelChoiceMode kernel_choice_environment() {
+  const char* v = nonempty_env("TRIATTN_KERNELS");
+  KernelChoiceMode mode = KernelChoiceMode::Measure;
+  if (v && std::string_view(v) == "remeasure")
+    mode = KernelChoiceMode::Remeasure;
+  else if (v && std::string_view(v) == "isa")
+    mode = KernelChoiceMode::Isa;
+  else if (v && std::string_view(v) != "measure")
+    fail("TRIATTN_KERNELS=", v, ": expected measure (the default), remeasure or isa");
+  return ops::isa_selected() ? KernelChoiceMode::Isa : mode;
+}
+
 }  // namespace triattn::cli

@@ -5,7 +5,12 @@
 //   TRIATTN_ISA     scalar, avx2, avx512, neon or neon_dotprod: the kernels' instruction set in
 //                   place of the best one detected (one this CPU lacks is an error)
 //   TRIATTN_REPACK  0 keeps the weights in the file's mapping and layout; 1 (the default) repacks
+//   TRIATTN_KERNELS measure (the default): each weight type's kernels chosen by timing them,
+//                   remembered per machine (cli/kernel_choice.h); remeasure: time them again;
+//                   isa: the instruction set's default kernels, no timing (so does TRIATTN_ISA)
 #include <string>
+
+#include "cli/kernel_choice.h"
 
 namespace triattn::cli {
 
@@ -16,5 +21,8 @@ void apply_isa_environment();
 std::string isa_choice();
 // Whether loading repacks, from TRIATTN_REPACK (unset or empty: yes); Error for a value other than 0 or 1.
 bool repack_environment();
+// TRIATTN_KERNELS (unset or empty: measure; Isa whenever TRIATTN_ISA chose the instruction
+// set); Error naming the variable for another value.
+KernelChoiceMode kernel_choice_environment();
 
 }  // namespace triattn::cli

@@ -61,6 +61,7 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const LoadOpti
     }
   }
   b.check();
+  if (options.repack && options.before_repack) options.before_repack(b.weights());
   if (options.repack) repack_weights(b, options.threads);
   return b.finish();
 }

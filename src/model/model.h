@@ -2,6 +2,7 @@
 // A loaded model: config, weights (views into mmapped files or owned buffers, layouts fixed
 // at load time to the runtime's canonical form) and tokenizer. Immutable and shared by any
 // number of sequences; callers own KV caches and scratch.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +66,10 @@ struct LoadOptions {
   bool repack = true;
   // Threads for the work done at load time (copying, repacking); 0 = all cores. Commands pass their -t.
   int threads = 0;
+  // Called with the checked weights, in the file's layout, just before repacking: where the
+  // kernels (and with them the layouts repacking writes) are chosen by timing them on these
+  // matrices (cli/kernel_choice.h).
+  std::function<void(const ModelWeights&)> before_repack;
 };
 
 class ModelBuilder;

@@ -5,6 +5,7 @@
 // in cpu_dispatch.cpp, not touching the other kernels.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "core/dtype.h"
@@ -65,6 +66,11 @@ struct KernelTable {
   // The interleaved layout Q8_0 matrices are repacked into for these kernels (ops::interleaved_type):
   // Q8_0x16 where the 512-bit byte dot products take a row per lane, Q8_0x4 elsewhere.
   DType q8_0_layout = DType::Q8_0x4;
+  // Set only in the table that measured choices make (kernel_variants.h), indexed by DType:
+  // the kernel for more than one token where it is another table's than matmul[]'s, and the
+  // layout a file type is stored in at load (the type itself: kept as it is).
+  MatmulRowsFn matmul_batch[kNumDTypes] = {};
+  std::optional<DType> layout[kNumDTypes] = {};
   float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
   void (*axpy_f32)(float a, const float* x, float* y, int64_t n) = nullptr;
   void (*rmsnorm)(const float* x, const float* w, float* y, int64_t n, float eps) = nullptr;

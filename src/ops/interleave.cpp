@@ -124,6 +124,9 @@ BlockQ4_K q4_k_row_block(const BlockQ4_Kx8& x, int lane) {
 std::optional<DType> interleaved_type(const TensorView& w) {
   if (w.shape.size() != 2 || w.empty()) return std::nullopt;
   DType to;
+  const std::optional<DType> chosen = active_kernels().layout[static_cast<int>(w.type)];
+  if (chosen && (*chosen == w.type || (w.shape[0] % interleaved_rows(*chosen) == 0 && w.shape[1] % block_size(*chosen) == 0)))
+    return *chosen == w.type ? std::nullopt : chosen;  // measured (kernel_variants.h)
   if (w.type == DType::Q8_0)
     to = w.shape[0] % 16 == 0 ? active_kernels().q8_0_layout : DType::Q8_0x4;
   else if (w.type == DType::Q4_K)

@@ -19,9 +19,12 @@ constexpr int64_t kMinParallelWork = 1 << 16;
 constexpr int64_t kRowGrain = 16;
 
 // The active table's kernel for type t, else the scalar table's (a layout the active ISA has
-// no kernel of its own for: made for another ISA's kernels before a test switched ISA).
-MatmulRowsFn kernel_for(DType t) {
-  if (MatmulRowsFn f = active_kernels().matmul[static_cast<int>(t)]) return f;
+// no kernel of its own for: made for another ISA's kernels before a test switched ISA); for
+// several tokens the measured choice's where it differs (kernel_variants.h).
+MatmulRowsFn kernel_for(DType t, int64_t n_tokens = 1) {
+  const KernelTable& k = active_kernels();
+  if (n_tokens > 1 && k.matmul_batch[static_cast<int>(t)]) return k.matmul_batch[static_cast<int>(t)];
+  if (MatmulRowsFn f = k.matmul[static_cast<int>(t)]) return f;
   return scalar_kernels().matmul[static_cast<int>(t)];
 }
 
@@ -135,7 +138,7 @@ void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t
     job.x_stride = in.stride;
     job.y = targets[i].y;
     job.y_stride = w.shape[0];
-    fns[i] = kernel_for(w.type);
+    fns[i] = kernel_for(w.type, n_tokens);
     starts[i] = i == 0 ? 0 : (offsets[i] + kRowGrain - 1) / kRowGrain * kRowGrain;
     offsets[i + 1] = starts[i] + w.shape[0];
   }

@@ -91,7 +91,8 @@ std::vector<Isa> supported_isas();  // on this CPU, Scalar first
 void select_isa(std::string_view name);
 // Whether the active instruction set came from select_isa rather than detection.
 bool isa_selected();
-// Makes every kernel use `isa` (throws if this CPU lacks it). Not thread-safe: tests only.
+// Makes every kernel use `isa` (throws if this CPU lacks it), as detected rather than
+// selected (isa_selected() false after). Not thread-safe: tests only.
 void set_isa_for_testing(Isa isa);
 
 }  // namespace triattn::ops
