@@ -87,7 +87,7 @@ TEST_F(ServerTest, ADrainFinishesWhatRunsAndIsQueuedAndRefusesNewWork) {
   o.scheduler.parallel = 1;  // the second request waits in the queue
   auto s = start(o);
   const int port = s->port();
-  DrainCall running(port, drain_long_body(800, true)), queued(port, drain_long_body(800, false));
+  DrainCall running(port, drain_long_body(500, true)), queued(port, drain_long_body(500, false));
   int status = 0;
   ASSERT_TRUE(triattn::test::eventually([&] {
     const json h = drain_health(port, &status);
@@ -114,8 +114,8 @@ TEST_F(ServerTest, ADrainFinishesWhatRunsAndIsQueuedAndRefusesNewWork) {
   const auto ev = events(running.reply);  // the usage chunk, then [DONE]
   ASSERT_GE(ev.size(), 2u);
   EXPECT_EQ(ev.back(), "[DONE]");
-  EXPECT_EQ(ev[ev.size() - 2]["usage"]["completion_tokens"], 800) << running.reply.substr(0, 300);
-  EXPECT_EQ(json::parse(queued.reply)["usage"]["completion_tokens"], 800) << queued.reply.substr(0, 300);
+  EXPECT_EQ(ev[ev.size() - 2]["usage"]["completion_tokens"], 500) << running.reply.substr(0, 300);
+  EXPECT_EQ(json::parse(queued.reply)["usage"]["completion_tokens"], 500) << queued.reply.substr(0, 300);
   EXPECT_FALSE(httplib::Client("127.0.0.1", port).Get("/health")) << "stopped after the drain";
 }
 
