@@ -1,9 +1,12 @@
 // triattn serve: the OpenAI-compatible server (server/server.h). Flags set the server's
-// defaults; each request may override the KV settings in its body. SIGINT/SIGTERM stop
-// admitting, cancel what runs and exit 0.
+// defaults; each request may override the KV settings in its body. The port answers from the
+// start: 503 "loading" until the model is in. SIGTERM drains (what runs and what is queued
+// finish, within --drain-timeout) and exits 0; SIGINT, or a second signal, stops at once
+// (docs/serving.md).
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <iostream>
 #include <limits>
 #include <thread>
@@ -13,6 +16,8 @@
 #include "cli/common.h"
 #include "cli/prompt.h"
 #include "core/error.h"
+#include "server/http/listen_socket.h"
+#include "server/loading_server.h"
 #include "server/server.h"
 
 namespace triattn::cli {
@@ -64,6 +69,14 @@ int cmd_serve(const std::vector<std::string>& args) {
   app.add_option("--reasoning-format", reasoning_format,
                  "chat replies: split (<think>...</think> as reasoning_content) or none (kept in content)")
       ->capture_default_str();
+  double drain_timeout_s = 30;
+  app.add_option("--drain-timeout", drain_timeout_s,
+                 "SIGTERM: seconds the requests running and queued have to finish before they are cancelled "
+                 "(meanwhile /health and new completions get 503; 0 = stop at once, as SIGINT does)")
+      ->capture_default_str();
+  auto* replica_name = app.add_option("--replica-name", o.replica_name,
+                                      "this replica's name in /metrics (triattn_replica_info{name=...}); default "
+                                      "hostname:port");
   add_chat_template_options(app, o.chat);
   add_threads_option(app, o.threads);
   add_kv_options(app, kv);
@@ -82,6 +95,10 @@ int cmd_serve(const std::vector<std::string>& args) {
     if (!(v > 0 && v <= 86400)) fail(name, " must be more than 0 and at most 86400 seconds");
   if (!(o.request_timeout_s >= 0 && o.request_timeout_s <= 31 * 86400))
     fail("--request-timeout must be between 0 (none) and 2678400 seconds");
+  if (!(drain_timeout_s >= 0 && drain_timeout_s <= 86400))
+    fail("--drain-timeout must be between 0 (stop at once) and 86400 seconds");
+  if (replica_name->count() > 0 && o.replica_name.empty())
+    fail("--replica-name is empty: give a name, or leave the flag out for hostname:port");
   if (o.defaults.max_tokens_limit < 0 || o.defaults.max_tokens_limit > std::numeric_limits<int32_t>::max())
     fail("--max-tokens-limit must be between 0 (none) and 2147483647");
   if (api_key->count() > 0 && o.api_key.empty())
@@ -95,12 +112,19 @@ int cmd_serve(const std::vector<std::string>& args) {
   o.scheduler.kv_memory_bytes = static_cast<size_t>(kv_memory_mib) << 20;
   o.max_body_bytes = static_cast<size_t>(max_body_kib) << 10;
 
-  // Signals go to one thread that stops the server; every other thread blocks them.
+  // Signals wait for the loop below; every thread blocks them.
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  // The port first: "loading" until the model is in (a signal meanwhile is taken once it is).
+  o.listen_fd = http::listen_socket(o.host, o.port);
+  const int port = http::socket_port(o.listen_fd);
+  server::LoadingServer loading(o.listen_fd);
+  std::cerr << "serve: loading the model; http://" + o.host + ":" + std::to_string(port) + "/health says loading\n"
+            << std::flush;
 
   auto model = load_model(model_path, {.threads = o.threads});
   note_context(*model, kv.settings);
@@ -115,19 +139,37 @@ int cmd_serve(const std::vector<std::string>& args) {
     o.defaults.kv = defaults.settings();
   }
   server::Server srv(model, o);
-  std::thread signals([&] {
-    int sig = 0;
-    sigwait(&sigs, &sig);
-    if (sig != 0) std::cerr << "serve: signal " << sig << ", stopping\n";
-    srv.stop();
-  });
+  loading.stop();  // connections arriving now wait in the socket's backlog for srv
   srv.start();
   // One write, so that a reader of this stream (tests, scripts) never sees half the address.
   const std::string ready = "serve: " + model->config().describe() + "\nserve: listening on http://" + o.host + ":" +
                             std::to_string(srv.port()) + " (KV policy " + kv.settings.policy + ", parallel " +
                             std::to_string(o.scheduler.parallel) + ")\n";
   std::cerr << ready << std::flush;
-  signals.join();
+
+  // The first SIGTERM drains on its own thread; SIGINT, a second signal, or the drain's end
+  // stop the server and this loop.
+  std::atomic<bool> drained{false};
+  std::thread drainer;
+  for (;;) {
+    const timespec tick{0, 100'000'000};
+    const int sig = sigtimedwait(&sigs, nullptr, &tick);
+    if (drained) break;
+    if (sig < 0) continue;
+    if (sig == SIGTERM && drain_timeout_s > 0 && !drainer.joinable()) {
+      std::cerr << "serve: SIGTERM, draining (at most " << drain_timeout_s << " s; a second signal stops at once)\n";
+      drainer = std::thread([&] {
+        srv.drain(drain_timeout_s);
+        drained = true;
+      });
+      continue;
+    }
+    std::cerr << "serve: signal " << sig << ", stopping\n";
+    srv.stop();
+    break;
+  }
+  if (drainer.joinable()) drainer.join();
+  std::cerr << "serve: stopped\n";
   return 0;
 }
 

@@ -36,6 +36,8 @@ http::Reply Server::handle_completion(http::Request& req, const http::Wake& wake
   uint64_t id = 0;
   try {
     if (stopping_) throw ApiError(503, "the server is shutting down");
+    // Draining: the load balancer retries elsewhere (a 503 with Retry-After, nothing started).
+    if (draining_) throw ApiError(503, "this replica is draining before it stops; send the request to another one");
     // The nesting is checked on the bytes before the JSON parser (or anything that walks
     // the value recursively) sees them.
     if (const auto deep = json_too_deep(req.body, kMaxJsonDepth))

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "core/error.h"
 #include "grammar/vocab_trie.h"
@@ -9,6 +10,7 @@
 #include "server/chat_page.h"
 #include "server/grammar_fields.h"
 #include "server/http_reply.h"
+#include "server/replica_info.h"
 
 namespace triattn::server {
 
@@ -33,6 +35,7 @@ http::ServerOptions http_options(const ServerOptions& o) {
   http::ServerOptions h;
   h.host = o.host;
   h.port = o.port;
+  h.listen_fd = o.listen_fd;
   h.limits.max_body_bytes = o.max_body_bytes;
   h.workers = o.http_threads;
   h.max_connections = o.max_connections;
@@ -112,7 +115,7 @@ http::Reply Server::route(http::Request& req, const http::Wake& wake) {
   if (path == "/metrics") {
     auto r = std::make_unique<http::Response>();
     r->content_type = "text/plain; version=0.0.4";
-    r->body = metrics_.render(scheduler_, http_.connections());
+    r->body = replica_info_metric(options_.replica_name) + metrics_.render(scheduler_, http_.connections());
     return now(std::move(r));
   }
   if (path == "/v1/models") return now(json_reply(200, {{"object", "list"}, {"data", json::array({model_card})}}));
@@ -132,10 +135,11 @@ http::Reply Server::route(http::Request& req, const http::Wake& wake) {
 std::unique_ptr<http::Response> Server::health() const {
   const int queued = scheduler_.queued(), running = scheduler_.running();
   // "busy": the queue is full and a completion now would get 503; a load balancer may send
-  // it elsewhere. "stopping": draining before exit.
+  // it elsewhere. "draining": finishing what it has before exit, taking nothing new.
+  // "stopping": cancelling what runs.
   const bool full = queued >= options_.scheduler.max_queued;
-  const char* status = stopping_ ? "stopping" : full ? "busy" : "ok";
-  return json_reply(stopping_ || full ? 503 : 200, {{"status", status},
+  const char* status = stopping_ ? "stopping" : draining_ ? "draining" : full ? "busy" : "ok";
+  return json_reply(stopping_ || draining_ || full ? 503 : 200, {{"status", status},
                                                    {"running", running},
                                                    {"queued", queued},
                                                    {"parallel", options_.scheduler.parallel},
@@ -157,20 +161,37 @@ void Server::inference_loop() {
   }
 }
 
-void Server::start() {
+void Server::bind() {
   http_.bind();
+  if (options_.replica_name.empty()) options_.replica_name = host_name() + ":" + std::to_string(port());
+}
+
+void Server::start() {
+  bind();
   inference_ = std::thread([this] { inference_loop(); });
   listener_ = std::thread([this] { http_.run(); });
 }
 
 void Server::run() {
-  http_.bind();
+  bind();
   inference_ = std::thread([this] { inference_loop(); });
   http_.run();
   stop();
 }
 
+void Server::drain(double timeout_s) {
+  draining_ = true;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  // Idle once the scheduler has nothing and every reply is out to its last byte (a finished
+  // generation may still have its tail to send).
+  while (!stop_asked_ && std::chrono::steady_clock::now() < end &&
+         scheduler_.running() + scheduler_.queued() + http_.busy() > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  stop();
+}
+
 void Server::stop() {
+  stop_asked_ = true;
   // The HTTP loop first: it ends the replies in flight (their generations are cancelled),
   // then the inference thread.
   http_.stop();

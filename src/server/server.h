@@ -7,6 +7,7 @@
 //
 //   POST /v1/completions, POST /v1/chat/completions (streaming as SSE, or not)
 //   GET  /v1/models, GET /v1/models/{id}, GET /health, GET /metrics (Prometheus text), GET /
+// (docs/serving.md: running replicas behind a load balancer, and draining them)
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -28,6 +29,10 @@ namespace triattn::server {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                // 0: any free port (see port())
+  int listen_fd = -1;             // a listening socket to serve instead (http/listen_socket.h)
+  // The triattn_replica_info{name=...} label of /metrics, telling replicas behind one load
+  // balancer apart (empty: hostname:port).
+  std::string replica_name;
   std::string api_key;            // non-empty: /v1/* need "Authorization: Bearer KEY"
   size_t max_body_bytes = 1 << 20;
   int http_threads = 4;           // threads that parse and queue requests
@@ -59,10 +64,17 @@ class Server {
   // Stops admitting, ends what runs (streams with their closing event), returns when the
   // threads are done. Safe from any thread, repeatable.
   void stop();
+  // Graceful stop, for a replica behind a load balancer: /health answers 503 "draining" and
+  // new completions 503 with Retry-After at once, while what runs and what is queued go on
+  // until every reply is out, or until timeout_s (then stop() cancels the rest). Returns
+  // once stopped; a stop() from another thread meanwhile ends the wait.
+  void drain(double timeout_s);
+  bool draining() const { return draining_; }
   int port() const { return http_.port(); }
 
  private:
   void inference_loop();
+  void bind();  // the listener, and the replica's default name (which needs the port)
   http::Reply route(http::Request& req, const http::Wake& wake);
   // POST /v1/completions and /v1/chat/completions (server/completion_handler.cpp).
   http::Reply handle_completion(http::Request& req, const http::Wake& wake, bool chat);
@@ -80,6 +92,8 @@ class Server {
   std::mutex work_mu_;
   std::condition_variable work_cv_;  // a request was queued, or stop
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> stop_asked_{false};  // stop() was called (drain() stops waiting)
   std::mutex join_mu_;
   std::thread inference_, listener_;
 };

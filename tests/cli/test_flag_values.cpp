@@ -47,7 +47,8 @@ TEST(FlagValues, ServeRefusesValuesThatWouldWeakenIt) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--api-key", ""},          {"--http-threads", "0"},   {"--max-connections", "0"},
       {"--read-timeout", "0"},    {"--idle-timeout", "-1"},  {"--write-timeout", "nan"},
-      {"--max-tokens-limit", "-1"}, {"--request-timeout", "-5"}};
+      {"--max-tokens-limit", "-1"}, {"--request-timeout", "-5"}, {"--drain-timeout", "-1"},
+      {"--drain-timeout", "nan"}, {"--replica-name", ""}};
   for (const auto& [flag, value] : cases) {
     const auto r = run_triattn({"serve", "-m", model, "--port", "0", flag, value});
     EXPECT_TRUE(r.rc == 1 || r.rc == 2) << flag << " '" << value << "': exit " << r.rc << "\n" << r.err;

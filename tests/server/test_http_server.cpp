@@ -259,6 +259,27 @@ TEST_F(HttpServerTest, AClientThatLeavesStopsItsPendingReply) {
   EXPECT_EQ(seen_->client_gone.load(), 1);
 }
 
+// busy() (what a drain waits for): a request counts from its arrival until the last byte of
+// its reply is out; a connection that asks nothing does not.
+TEST_F(HttpServerTest, BusyCountsRequestsUntilTheirReplyIsOut) {
+  start();
+  RawClient idle(port());
+  ASSERT_TRUE(idle.connected());
+  RawClient c(port());
+  c.send("GET /wait HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(eventually([&] { return static_cast<bool>(waker_); }));
+  EXPECT_TRUE(eventually([&] { return server_->busy() == 1; }));
+  gate_->store(true);
+  waker_();
+  EXPECT_NE(c.read_for("done", 2).find("200 OK"), std::string::npos) << c.received();
+  EXPECT_TRUE(eventually([&] { return server_->busy() == 0; }));  // kept alive, nothing asked
+  RawClient s(port());
+  s.send("GET /stream?n=20 HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(eventually([&] { return server_->busy() == 1; }));
+  EXPECT_NE(s.read_for("0\r\n\r\n", 5).find("200 OK"), std::string::npos) << s.received();
+  EXPECT_TRUE(eventually([&] { return server_->busy() == 0; }));
+}
+
 TEST_F(HttpServerTest, StreamsAreChunkedAndStopWhenTheClientLeaves) {
   start();
   {

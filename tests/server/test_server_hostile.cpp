@@ -269,7 +269,7 @@ TEST_F(ServerHostileTest, AStreamBeginsWithTheRoleAndEndsWhenTheServerStops) {
   EXPECT_EQ(e["choices"][0]["delta"]["role"], "assistant");
   EXPECT_EQ(e["choices"][0]["delta"]["content"], "");
   EXPECT_TRUE(e.contains("seed"));
-  s->stop();  // what SIGTERM does
+  s->stop();  // what SIGINT does (SIGTERM drains first)
   const std::string& all = c.read_all(5);
   EXPECT_TRUE(c.eof());
   EXPECT_NE(all.find("the server is shutting down"), std::string::npos);

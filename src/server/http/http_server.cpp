@@ -1,10 +1,8 @@
 #include "server/http/http_server.h"
 
-#include <arpa/inet.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -24,6 +22,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "server/http/listen_socket.h"
 
 namespace triattn::http {
 
@@ -190,45 +189,8 @@ struct Server::Impl {
   // ---------------------------------------------------------------- setup
 
   void bind_listener() {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    addrinfo* res = nullptr;
-    const std::string port = std::to_string(opt.port);
-    const std::string where = opt.host + ":" + port;
-    if (int rc = ::getaddrinfo(opt.host.c_str(), port.c_str(), &hints, &res); rc != 0)
-      fail("serve: cannot listen on ", where, ": ", ::gai_strerror(rc));
-    int err = 0;
-    for (addrinfo* a = res; a && listen_fd < 0; a = a->ai_next) {
-      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd < 0) {
-        err = errno;
-        continue;
-      }
-      // SO_REUSEADDR (a restart need not wait out TIME_WAIT), never SO_REUSEPORT: a second
-      // server on the same port must fail, not share its requests.
-      const int one = 1;
-      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 1024) == 0) {
-        listen_fd = fd;
-        break;
-      }
-      err = errno;
-      ::close(fd);
-    }
-    ::freeaddrinfo(res);
-    if (listen_fd < 0) {
-      if (err == EADDRINUSE) fail("serve: cannot listen on ", where, ": the port is already in use (another server?)");
-      if (err == EADDRNOTAVAIL) fail("serve: cannot listen on ", where, ": not an address of this machine");
-      if (err == EACCES) fail("serve: cannot listen on ", where, ": permission denied (ports below 1024 need root)");
-      fail("serve: cannot listen on ", where, ": ", std::strerror(err));
-    }
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    owner.port_ = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                             : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    listen_fd = opt.listen_fd >= 0 ? opt.listen_fd : listen_socket(opt.host, opt.port);
+    owner.port_ = socket_port(listen_fd);
     epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
     inbox->event_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (epoll_fd < 0 || inbox->event_fd < 0) fail("serve: cannot create the event loop: ", std::strerror(errno));
@@ -313,6 +275,7 @@ struct Server::Impl {
     for (auto& [id, c] : conns) close_conn(*c);  // past the grace: what is left is cut off
     conns.clear();
     owner.open_ = 0;
+    owner.busy_ = 0;
   }
 
   int next_timeout_ms(Clock::time_point now) const {
@@ -676,6 +639,13 @@ struct Server::Impl {
       }
     }
     owner.open_ = static_cast<int>(conns.size());
+    // Requests in flight: being handled, waited on or streamed, or replied to with bytes
+    // still to send (a connection lingering after its reply owes nothing).
+    int busy = 0;
+    for (const auto& [id, c] : conns)
+      busy += c->phase == Phase::Handling || c->phase == Phase::Waiting || c->phase == Phase::Streaming ||
+              (c->phase != Phase::Draining && c->backlog() > 0);
+    owner.busy_ = busy;
   }
 
   void begin_stop(Clock::time_point now) {

@@ -24,6 +24,9 @@ namespace triattn::http {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (port() tells which)
+  // A listening socket (http/listen_socket.h) to serve instead of opening host:port; the
+  // server owns it from bind() on.
+  int listen_fd = -1;
   Limits limits;
   int max_connections = 1024;     // open at once; past it a new connection gets 503
   int workers = 4;                // threads that run handlers (parsing, tokenizing, queueing)
@@ -53,7 +56,7 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Listens on host:port; Error naming the address when it cannot (in use, not an address
+  // Listens on host:port (or adopts listen_fd); Error naming the address when it cannot (in use, not an address
   // of this machine, no permission).
   void bind();
   int port() const { return port_; }
@@ -63,6 +66,9 @@ class Server {
   // grace has passed.
   void stop();
   int connections() const { return open_.load(); }
+  // Requests in flight: read whole and not yet answered to the last byte (a drain waits for
+  // none before stop(), which would cut them).
+  int busy() const { return busy_.load(); }
 
  private:
   struct Impl;
@@ -70,6 +76,7 @@ class Server {
   ServerOptions options_;
   int port_ = 0;
   std::atomic<int> open_{0};
+  std::atomic<int> busy_{0};
 };
 
 }  // namespace triattn::http
