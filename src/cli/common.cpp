@@ -96,7 +96,7 @@ LogitBias parse_logit_bias(const std::string& item) {
   LogitBias b{};
   const auto id = std::from_chars(first, eq, b.id);
   const auto bias = eq == last ? std::from_chars_result{eq, std::errc::invalid_argument} : std::from_chars(eq + 1, last, b.bias);
-  if (id.ec != std::errc{} || id.ptr != eq || bias.ec != std::errc{} || bias.ptr != last)
+  if (id.ec != std::errc{} || id.ptr != eq || b.id < 0 || bias.ec != std::errc{} || bias.ptr != last)
     fail("--logit-bias '", item, "' is not TOKEN_ID=BIAS (e.g. 42=-100)");
   return b;
 }
