@@ -148,6 +148,7 @@ b ::= "(" a ")"'"$sep"'{"prefixItems":[{"type":"boolean"}],"items":false}'
     text kv '{"prompt":"x","kv_policy":"snapkv","kv_budget":64,"divide_length":16,"window":8,"sink":4,"protect_prompt":true,"pruning_mode":"per_layer"}'
     text kv2 '{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"kv_policy":"streamingllm","kv_budget":32,"logprobs":true,"top_logprobs":3,"chat_template_kwargs":{"enable_thinking":false}}'
     text tools '{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"tools":[{"type":"function","function":{"name":"f","parameters":{}}}],"max_completion_tokens":4}'
+    text penalties '{"messages":[{"role":"user","content":"u"}],"frequency_penalty":0.5,"presence_penalty":-0.5,"logit_bias":{"5":-100,"7":2.5},"repeat_last_n":8,"metadata":{"k":"v"},"user":"u1"}'
     # Nested values: at the server's depth limit (64) in a numeric field and in the template
     # arguments, and one level past it.
     deep() { local n=$1 s=""; for ((i = 0; i < n; ++i)); do s+="["; done; s+="1"; for ((i = 0; i < n; ++i)); do s+="]"; done; printf '%s' "$s"; }

@@ -89,6 +89,18 @@ void finish_kv_options(const CLI::App& app, KvOptions& kv) {
          kv.settings.context_length);
 }
 
+LogitBias parse_logit_bias(const std::string& item) {
+  const char* first = item.data();
+  const char* last = first + item.size();
+  const char* eq = std::find(first, last, '=');
+  LogitBias b{};
+  const auto id = std::from_chars(first, eq, b.id);
+  const auto bias = eq == last ? std::from_chars_result{eq, std::errc::invalid_argument} : std::from_chars(eq + 1, last, b.bias);
+  if (id.ec != std::errc{} || id.ptr != eq || b.id < 0 || bias.ec != std::errc{} || bias.ptr != last)
+    fail("--logit-bias '", item, "' is not TOKEN_ID=BIAS (e.g. 42=-100)");
+  return b;
+}
+
 void add_sampling_options(CLI::App& app, SamplerParams& s) {
   app.add_option("--temp", s.temperature, "temperature (0 = greedy)")->capture_default_str();
   app.add_option("--top-k", s.top_k, "top-k (0 = off)")->capture_default_str();
@@ -97,6 +109,18 @@ void add_sampling_options(CLI::App& app, SamplerParams& s) {
   app.add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1 = off)")->capture_default_str();
   app.add_option("--repeat-last-n", s.repeat_last_n, "tokens considered by the penalty (-1 = all, 0 = off)")
       ->capture_default_str();
+  app.add_option("--frequency-penalty", s.frequency_penalty,
+                 "subtracted from a token's logit per time it was generated (-2..2, 0 = off)")
+      ->capture_default_str();
+  app.add_option("--presence-penalty", s.presence_penalty,
+                 "subtracted from the logit of a token generated at least once (-2..2, 0 = off)")
+      ->capture_default_str();
+  app.add_option_function<std::vector<std::string>>(
+      "--logit-bias",
+      [&s](const std::vector<std::string>& items) {
+        for (const std::string& item : items) s.logit_bias.push_back(parse_logit_bias(item));
+      },
+      "TOKEN_ID=BIAS: add BIAS (-100..100) to that token's logit (repeatable)");
   app.add_option("--seed", s.seed, "sampling seed (default: a random one, printed)");
 }
 

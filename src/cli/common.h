@@ -32,6 +32,8 @@ void add_kv_options(CLI::App& app, KvOptions& kv);
 void finish_kv_options(const CLI::App& app, KvOptions& kv);
 
 void add_sampling_options(CLI::App& app, SamplerParams& s);
+// One --logit-bias item, TOKEN_ID=BIAS (Error naming it when it is not; the range is validate's).
+LogitBias parse_logit_bias(const std::string& item);
 // After parsing: checks the values (Error naming the first bad one) and, unless --seed was
 // given, draws a random seed. Returns true when the seed was drawn (callers print it, so a
 // run can be repeated).

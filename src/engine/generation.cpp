@@ -139,7 +139,8 @@ void Generation::on_logits(std::span<const float> logits) {
       return;
     }
   }
-  const int32_t id = sampler_.sample(logits, seq_.history(), allowed);
+  // The history ends with this generation's tokens (each was fed before its successor's logits).
+  const int32_t id = sampler_.sample(logits, seq_.history(), allowed, static_cast<size_t>(count));
   if (constraint_ && !constraint_->accept(id)) {  // cannot happen: the sampler drew from the mask
     fail_with("grammar: the sampled token " + std::to_string(id) + " does not fit the grammar");
     return;

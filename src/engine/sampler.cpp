@@ -113,6 +113,18 @@ void validate(const SamplerParams& p) {
     fail("sampling: repeat_penalty must be a finite number > 0 (1 = off), got ", p.repeat_penalty);
   if (p.repeat_last_n < -1)
     fail("sampling: repeat_last_n must be >= -1 (-1 = the whole history, 0 = off), got ", p.repeat_last_n);
+  if (!(p.frequency_penalty >= -2 && p.frequency_penalty <= 2))
+    fail("sampling: frequency_penalty must be in [-2, 2] (0 = off), got ", p.frequency_penalty);
+  if (!(p.presence_penalty >= -2 && p.presence_penalty <= 2))
+    fail("sampling: presence_penalty must be in [-2, 2] (0 = off), got ", p.presence_penalty);
+  for (size_t i = 0; i < p.logit_bias.size(); ++i) {
+    const LogitBias& b = p.logit_bias[i];
+    if (b.id < 0) fail("sampling: logit_bias token ids must be >= 0, got ", b.id);
+    if (!(b.bias >= -100 && b.bias <= 100))
+      fail("sampling: logit_bias for token ", b.id, " must be in [-100, 100], got ", b.bias);
+    for (size_t j = 0; j < i; ++j)
+      if (p.logit_bias[j].id == b.id) fail("sampling: logit_bias names token ", b.id, " twice");
+  }
 }
 
 Sampler::Sampler(const SamplerParams& params) : params_(params), rng_(params.seed) {
@@ -124,21 +136,42 @@ Sampler::Sampler(const SamplerParams& params) : params_(params), rng_(params.see
   }
 }
 
-std::span<const float> Sampler::penalised(std::span<const float> logits, std::span<const int32_t> history) {
-  if (params_.repeat_penalty == 1.0f) return logits;
-  // A copy with the seen tokens' logits penalised once each (a set, as llama.cpp), so that the
-  // selection below reads one array; copying is a few percent of the scan it saves.
-  values_.assign(logits.begin(), logits.end());
-  const int n = params_.repeat_last_n;
-  const size_t last = n < 0 ? history.size() : std::min(history.size(), static_cast<size_t>(n));
-  seen_.assign(history.end() - static_cast<std::ptrdiff_t>(last), history.end());
+template <class F>
+void Sampler::for_each_count(std::span<const int32_t> tokens, F&& f) {
+  // Sorted, each run of one id is that id's count: no table the size of the vocabulary.
+  seen_.assign(tokens.begin(), tokens.end());
   std::sort(seen_.begin(), seen_.end());
-  seen_.erase(std::unique(seen_.begin(), seen_.end()), seen_.end());
-  for (int32_t id : seen_) {
-    if (id < 0 || static_cast<size_t>(id) >= values_.size()) continue;  // not a token of this vocabulary
-    float& x = values_[static_cast<size_t>(id)];
-    x = x > 0 ? x / params_.repeat_penalty : x * params_.repeat_penalty;
+  for (size_t i = 0; i < seen_.size();) {
+    size_t j = i + 1;
+    while (j < seen_.size() && seen_[j] == seen_[i]) ++j;
+    const int32_t id = seen_[i];
+    if (id >= 0 && static_cast<size_t>(id) < values_.size()) f(values_[static_cast<size_t>(id)], j - i);
+    i = j;
   }
+}
+
+std::span<const float> Sampler::penalised(std::span<const float> logits, std::span<const int32_t> history,
+                                          size_t generated) {
+  const SamplerParams& p = params_;
+  const bool repeat = p.repeat_penalty != 1.0f && p.repeat_last_n != 0;
+  const bool additive = p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f;
+  if (p.logit_bias.empty() && !repeat && !additive) return logits;
+  // A copy with the changes, so that the selection below reads one array; copying is a few
+  // percent of the scan it saves.
+  values_.assign(logits.begin(), logits.end());
+  for (const LogitBias& b : p.logit_bias) {
+    if (static_cast<size_t>(b.id) >= values_.size())
+      fail("sampler: logit_bias names token ", b.id, ", outside the vocabulary (", values_.size(), " tokens)");
+    values_[static_cast<size_t>(b.id)] += b.bias;
+  }
+  if (repeat) {  // each token of the window once, however often it occurs (as llama.cpp)
+    const size_t last = p.repeat_last_n < 0 ? history.size() : std::min(history.size(), static_cast<size_t>(p.repeat_last_n));
+    for_each_count(history.last(last), [&](float& x, size_t) { x = x > 0 ? x / p.repeat_penalty : x * p.repeat_penalty; });
+  }
+  if (additive)
+    for_each_count(history.last(std::min(generated, history.size())), [&](float& x, size_t count) {
+      x -= static_cast<float>(count) * p.frequency_penalty + p.presence_penalty;
+    });
   return values_;
 }
 
@@ -177,9 +210,9 @@ std::span<const float> Sampler::masked(std::span<const float> v, const std::vect
 }
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history,
-                        const std::vector<uint64_t>* allowed) {
+                        const std::vector<uint64_t>* allowed, size_t generated) {
   if (logits.empty()) fail("sampler: no logits");
-  std::span<const float> v = penalised(logits, history);
+  std::span<const float> v = penalised(logits, history, generated);
   if (allowed) v = masked(v, *allowed);
   if (params_.temperature <= 0) {  // greedy: first maximum (lowest id on ties)
     const int64_t best = argmax(v);

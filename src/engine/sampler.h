@@ -1,13 +1,20 @@
 #pragma once
-// Sampler chain (as llama.cpp's): repetition penalty -> top-k -> temperature -> top-p ->
-// min-p -> draw. temperature <= 0 means greedy (argmax of the penalised logits).
+// Sampler chain (as llama.cpp's and vLLM's): logit bias -> repetition penalty -> frequency and
+// presence penalties -> grammar mask -> top-k -> temperature -> top-p -> min-p -> draw.
+// temperature <= 0 means greedy (argmax of the biased, penalised and masked logits).
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <span>
 #include <vector>
 
 namespace triattn {
+
+struct LogitBias {
+  int32_t id;
+  float bias;
+};
 
 struct SamplerParams {
   float temperature = 0.8f;
@@ -16,6 +23,12 @@ struct SamplerParams {
   float min_p = 0.05f;       // <= 0: disabled
   float repeat_penalty = 1.0f;  // 1: disabled
   int repeat_last_n = 64;        // -1: the whole history; 0: off
+  // OpenAI's: logit[t] -= count[t] * frequency_penalty + (count[t] > 0) * presence_penalty,
+  // counting the tokens this generation produced (not the prompt). In [-2, 2]; 0: off.
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  // Added to these tokens' logits before anything else; each id once, bias in [-100, 100].
+  std::vector<LogitBias> logit_bias;
   uint64_t seed = 0xC0FFEE;
 };
 
@@ -36,22 +49,32 @@ class SamplerStep {
   virtual void apply(std::vector<Candidate>& cands, std::span<const int32_t> history) = 0;
 };
 
-// The penalty and top-k work on the raw logits (one pass over the vocabulary, no candidate
-// per token: a candidate per token was a measurable share of decode, docs/benchmarks.md
-// "Sampler"); the later steps see only the top-k candidates, sorted best first.
+// The bias, penalties and top-k work on the raw logits (one pass over the vocabulary, no
+// candidate per token: a candidate per token was a measurable share of decode,
+// docs/benchmarks.md "Sampler"); the later steps see only the top-k candidates, sorted best
+// first.
 class Sampler {
  public:
   explicit Sampler(const SamplerParams& params);
-  // history: tokens so far (prompt + generated), for the repetition penalty. allowed: one
-  // bit per token id (a grammar's mask); the others get -inf before any step, greedy
-  // included, and are never drawn. At least one token must be allowed.
+  // history: tokens so far (prompt + generated), for the repetition penalty; its last
+  // `generated` tokens (default: all of it) are this generation's output, which the frequency
+  // and presence penalties count. allowed: one bit per token id (a grammar's mask); the others
+  // get -inf after the penalties, greedy included, and are never drawn. At least one token
+  // must be allowed.
   int32_t sample(std::span<const float> logits, std::span<const int32_t> history,
-                 const std::vector<uint64_t>* allowed = nullptr);
+                 const std::vector<uint64_t>* allowed = nullptr,
+                 size_t generated = std::numeric_limits<size_t>::max());
   const SamplerParams& params() const { return params_; }
+  // The first steps of the chain: logits, or a copy (valid until the next call) with the logit
+  // bias and the penalties applied, as sample() sees them before the grammar mask.
+  std::span<const float> penalised(std::span<const float> logits, std::span<const int32_t> history,
+                                   size_t generated = std::numeric_limits<size_t>::max());
 
  private:
-  // logits, or a copy with the repetition penalty applied.
-  std::span<const float> penalised(std::span<const float> logits, std::span<const int32_t> history);
+  // Calls f(logit, count) once for each distinct token of `tokens`, with that token's entry of
+  // values_ and how often it occurs (ids outside values_ skipped: not tokens of this vocabulary).
+  template <class F>
+  void for_each_count(std::span<const int32_t> tokens, F&& f);
   // v with the tokens outside `allowed` at -inf (a copy, or values_ in place).
   std::span<const float> masked(std::span<const float> v, const std::vector<uint64_t>& allowed);
   // cands_ = the k best of v (k < v.size()), best first; NaNs are never taken.
@@ -62,7 +85,7 @@ class Sampler {
   std::mt19937_64 rng_;
   std::vector<Candidate> cands_;
   std::vector<float> values_;  // penalised logits
-  std::vector<int32_t> seen_;  // distinct ids of the penalty window
+  std::vector<int32_t> seen_;  // the counted tokens, sorted
 };
 
 }  // namespace triattn

@@ -101,6 +101,7 @@ http::Reply Server::handle_completion(http::Request& req, const http::Wake& wake
   parts.envelope.model = model_->config().name;
   parts.envelope.seed = parsed->sampling.seed;
   parts.envelope.chat = chat;
+  parts.envelope.metadata = parsed->metadata;
   parts.scheduler = &scheduler_;
   parts.metrics = &metrics_;
   parts.id = id;

@@ -48,8 +48,10 @@ void attach_callbacks(Request& r, const std::shared_ptr<Exchange>& ex, ServerMet
 
 json ReplyEnvelope::wrap(json choices, bool chunk) const {
   const char* object = chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
-  return json{{"id", id},     {"object", object}, {"created", created}, {"model", model},
-              {"seed", seed}, {"choices", std::move(choices)}};
+  json out{{"id", id},     {"object", object}, {"created", created}, {"model", model},
+           {"seed", seed}, {"choices", std::move(choices)}};
+  if (!metadata.is_null() && !chunk) out["metadata"] = metadata;
+  return out;
 }
 
 namespace {

@@ -57,13 +57,15 @@ struct Exchange {
 // Connects a request to its Exchange: the callbacks the scheduler runs for each choice.
 void attach_callbacks(Request& r, const std::shared_ptr<Exchange>& ex, ServerMetrics& metrics, bool keep_logprobs);
 
-// The fixed parts of every reply: id, creation time, model, seed, object type.
+// The fixed parts of every reply: id, creation time, model, seed, object type, and the
+// request's metadata (a whole chat completion carries it, as OpenAI's; chunks do not).
 struct ReplyEnvelope {
   std::string id;
   int64_t created = 0;
   std::string model;
   uint64_t seed = 0;
   bool chat = false;
+  nlohmann::json metadata;  // null: none
   nlohmann::json wrap(nlohmann::json choices, bool chunk) const;
 };
 

@@ -11,6 +11,7 @@
 #include "kv/policy.h"
 #include "server/api_error.h"
 #include "server/grammar_fields.h"
+#include "server/request_fields.h"
 
 namespace triattn::server {
 
@@ -145,30 +146,43 @@ std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_pro
   }
 }
 
+// {"token id": bias}: ids of this vocabulary, biases in [-100, 100] (OpenAI's range).
+std::vector<LogitBias> logit_bias_of(const json& body, int64_t vocab_size) {
+  const json* v = field(body, "logit_bias");
+  if (!v) return {};
+  if (!v->is_object()) bad("logit_bias", "must be an object mapping token ids (as strings) to biases");
+  std::vector<LogitBias> out;
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    const std::string& key = it.key();
+    int64_t id = -1;
+    if (!key.empty() && key.size() <= 10 && key.find_first_not_of("0123456789") == std::string::npos) id = std::stoll(key);
+    if (id < 0 || id >= vocab_size)
+      bad("logit_bias", "names '" + key + "', not a token id of this model (0 to " + std::to_string(vocab_size - 1) + ")");
+    const double bias = it->is_number() ? it->get<double>() : NAN;
+    if (!(bias >= -100 && bias <= 100))
+      bad("logit_bias", "biases must be numbers from -100 to 100, got " + it->dump() + " for '" + key + "'");
+    out.push_back({static_cast<int32_t>(id), static_cast<float>(bias)});
+  }
+  return out;
+}
+
+// OpenAI's metadata: up to 16 pairs of strings, keys up to 64 characters, values up to 512.
+json metadata_of(const json& body) {
+  const json* v = field(body, "metadata");
+  if (!v) return nullptr;
+  if (!v->is_object()) bad("metadata", "must be an object of string values");
+  if (v->size() > 16) bad("metadata", "may hold at most 16 pairs, got " + std::to_string(v->size()));
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    if (it.key().size() > 64) bad("metadata", "keys may be at most 64 characters ('" + it.key().substr(0, 64) + "...')");
+    if (!it->is_string()) bad("metadata", "values must be strings ('" + it.key() + "' is not)");
+    if (it->get<std::string>().size() > 512) bad("metadata", "values may be at most 512 characters ('" + it.key() + "')");
+  }
+  return *v;
+}
+
 uint64_t random_seed() {
   std::random_device rd;
   return ((static_cast<uint64_t>(rd()) << 32) | rd()) & static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-}
-
-// Fields of the API this server does not implement: refused by name rather than ignored,
-// since a client that sends them counts on their effect.
-void refuse_unsupported(const json& body) {
-  auto refuse = [](const char* name, const std::string& what) {
-    bad(name, what + " is not supported by this server (leave it out)");
-  };
-  for (const char* name : {"tools", "functions"})
-    if (const json* v = field(body, name); v && !(v->is_array() && v->empty())) refuse(name, "calling tools");
-  for (const char* name : {"tool_choice", "function_call"})
-    if (const json* v = field(body, name); v && !(v->is_string() && v->get<std::string>() == "none"))
-      refuse(name, "calling tools");
-  for (const char* name : {"presence_penalty", "frequency_penalty"})
-    if (const json* v = field(body, name); v && !(v->is_number() && v->get<double>() == 0))
-      refuse(name, std::string(name) + " (repeat_penalty is)");
-  if (const json* v = field(body, "logit_bias"); v && !(v->is_object() && v->empty())) refuse("logit_bias", "logit_bias");
-  if (const json* v = field(body, "best_of"); v && !(v->is_number_integer() && v->get<int64_t>() == 1))
-    refuse("best_of", "best_of");
-  if (const json* v = field(body, "suffix"); v && !(v->is_string() && v->get<std::string>().empty()))
-    refuse("suffix", "suffix (fill-in-the-middle)");
 }
 
 // Reads one knob's request field (knob_field: "kv_budget", "obs_window", ...) by the type of
@@ -219,13 +233,19 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
                                            const ChatPrompt& chat_prompt, const RequestDefaults& defaults,
                                            const std::string* raw_body) {
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
-  refuse_unsupported(body);
+  check_request_fields(body, chat);
   CompletionRequest r;
   r.chat = chat;
-  if (const json* m = field(body, "model"); m && !m->is_string()) bad("model", "must be a string");
+  // model, user and safety_identifier select or track nothing here (one model, no accounts).
+  for (const char* name : {"model", "user", "safety_identifier"})
+    if (const json* v = field(body, name); v && !v->is_string()) bad(name, "must be a string");
+  if (chat) r.metadata = metadata_of(body);
   r.stream = boolean(body, "stream", false);
   if (const json* so = field(body, "stream_options")) {
     if (!so->is_object()) bad("stream_options", "must be an object");
+    for (auto it = so->begin(); it != so->end(); ++it)  // include_obfuscation: false asks for nothing
+      if (it.key() != "include_usage" && !(it.key() == "include_obfuscation" && it->is_boolean() && !it->get<bool>()))
+        bad("stream_options." + it.key(), "is not supported (include_usage is)");
     r.include_usage = boolean(*so, "include_usage", false);
   }
   r.n = static_cast<int>(integer(body, "n", 1, 1, kMaxChoices));
@@ -263,6 +283,10 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
   r.sampling.top_k = static_cast<int>(integer(body, "top_k", 0, 0, std::numeric_limits<int32_t>::max()));
   r.sampling.min_p = static_cast<float>(number(body, "min_p", 0.0, 0, 1));
   r.sampling.repeat_penalty = static_cast<float>(number(body, "repeat_penalty", 1.0, 1e-6, 1e6));
+  r.sampling.repeat_last_n = static_cast<int>(integer(body, "repeat_last_n", 64, -1, std::numeric_limits<int32_t>::max()));
+  r.sampling.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", 0.0, -2, 2));
+  r.sampling.presence_penalty = static_cast<float>(number(body, "presence_penalty", 0.0, -2, 2));
+  r.sampling.logit_bias = logit_bias_of(body, model.config().vocab_size);
   // No seed: a fresh one, returned with the reply so the request can be repeated.
   r.sampling.seed = field(body, "seed") ? static_cast<uint64_t>(integer(body, "seed", 0, 0, std::numeric_limits<int64_t>::max()))
                                         : random_seed();

@@ -5,8 +5,8 @@
 // defaults overridden by kv_policy and a field per KV knob: kv_budget, divide_length, window,
 // sink, protect_prompt, pruning_mode and the policies' own, obs_window, ...), and a grammar
 // from response_format or `grammar` (server/grammar_fields.h). Fields of the API that the
-// server does not implement (tools, logit_bias, best_of, suffix) are refused by name; fields it does not know at all are
-// ignored, as OpenAI clients send extras of their own.
+// server does not implement (tools, best_of, suffix, audio, ...) are refused by name, and so
+// are fields it does not know at all (server/request_fields.h): none is silently ignored.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,6 +37,7 @@ struct CompletionRequest {
   int logprobs = -1;
   std::vector<int32_t> prompt;
   std::string prompt_text;  // what was tokenized (chat: the rendered template; token ids: their text)
+  nlohmann::json metadata;  // chat: up to 16 string pairs, echoed in the reply (null: none)
   GenerateOptions options;
   SamplerParams sampling;
   KvSettings kv;

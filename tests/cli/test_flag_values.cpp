@@ -19,7 +19,8 @@ TEST(FlagValues, NoValueOfANumericFlagCrashesOrHangs) {
   const std::vector<std::string> flags = {"-n", "-t", "--kv-budget", "--divide-length", "--window", "--sink",
                                           "--obs-window", "--pool-kernel", "--rkv-lambda", "--rkv-threshold",
                                           "--kv-seed", "--prefill-chunk", "--ctx", "--temp", "--top-k", "--top-p",
-                                          "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed"};
+                                          "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed",
+                                          "--frequency-penalty", "--presence-penalty", "--logit-bias"};
   const std::vector<std::string> values = {"-1", "0", "4294967297", "99999999999999999999", "nan", "inf",
                                            "-inf", "1e999", "", "x"};
   for (const std::string& f : flags) {

@@ -39,6 +39,24 @@ TEST(GenerateInputChecks, SamplingParametersOutOfRange) {
   expect_refused(gen({"--top-k", "-5"}), "top_k");
   expect_refused(gen({"--repeat-penalty", "0"}), "repeat_penalty");
   expect_refused(gen({"--repeat-last-n", "-7"}), "repeat_last_n");
+  expect_refused(gen({"--frequency-penalty", "2.5"}), "frequency_penalty");
+  expect_refused(gen({"--presence-penalty", "-3"}), "presence_penalty");
+  for (const char* item : {"5", "=1", "5=", "x=1", "5=y", "-1=2", "5=1x"}) expect_refused(gen({"--logit-bias", item}), "--logit-bias");
+  expect_refused(gen({"--logit-bias", "5=101"}), "logit_bias");
+  expect_refused(gen({"--logit-bias", "5=1", "--logit-bias", "5=2"}), "logit_bias names token 5 twice");
+  expect_refused(gen({"--logit-bias", "100000=1"}), "outside the vocabulary");
+}
+
+// --logit-bias reaches the sampler: -100 on the token greedy decoding takes first removes it.
+TEST(GenerateInputChecks, LogitBiasChangesGreedyOutput) {
+  const auto first_token = [](std::vector<std::string> extra) {
+    extra.insert(extra.end(), {"--temp", "0", "--json"});
+    const RunResult r = run_triattn(gen(extra));
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return nlohmann::json::parse(r.out)["tokens"].at(0).get<int>();
+  };
+  const int first = first_token({});
+  EXPECT_NE(first_token({"--logit-bias", std::to_string(first) + "=-100"}), first);
 }
 
 // A temperature whose 1/T overflows behaves as greedy (it used to always pick the last

@@ -226,7 +226,10 @@ TEST_F(ServerHostileTest, EveryRefusalNamesTheFieldAtFault) {
       {"/v1/chat/completions",
        {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"response_format", {{"type", "json_object"}}}},
        "response_format"},
-      {"/v1/completions", {{"prompt", "x"}, {"presence_penalty", 0.5}}, "presence_penalty"},
+      {"/v1/completions", {{"prompt", "x"}, {"presence_penalty", 2.5}}, "presence_penalty"},
+      {"/v1/completions", {{"prompt", "x"}, {"logit_bias", {{"100000", 1}}}}, "logit_bias"},
+      {"/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"store", true}}, "store"},
+      {"/v1/completions", {{"prompt", "x"}, {"cache_prompt", true}}, "cache_prompt"},
   };
   for (const Bad& b : bad) {
     const auto r = post(*s, b.path, b.body);
