@@ -69,7 +69,7 @@ struct LoadOptions {
   // Called with the checked weights, in the file's layout, just before repacking: where the
   // kernels (and with them the layouts repacking writes) are chosen by timing them on these
   // matrices (cli/kernel_choice.h).
-  std::function<void(const ModelWeights&)> before_repack;
+  std::function<void(const ModelWeights&)> before_repack = nullptr;
 };
 
 class ModelBuilder;
