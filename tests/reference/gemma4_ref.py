@@ -15,6 +15,8 @@ from ref_model.
                                       # each switch replaces one piece by a plausible mistake,
                                       # so a test can show that piece matters (see forward)
     kv_source(m.cfg)                  # layer -> layer whose K/V it attends to
+    readers(m.cfg)                    # owning layer -> the layers that attend to its K/V
+    forward(m, ids, kv_keep={4: keep})  # evict from layer 4's cache once, for all its readers
 
 The model (HF names; every RMSNorm is x / sqrt(mean(x^2) + eps) * w -- NOT Gemma 2/3's (1 + w);
 the converter adds nothing, so GGUF stores the same w):
@@ -132,6 +134,14 @@ def kv_source(cfg):
             if not src:
                 raise ValueError("gemma4: shared layer %d has no earlier %s layer" % (i, t))
             out.append(src[-1])
+    return out
+
+
+def readers(cfg):
+    """Owning layer -> every layer that attends to its K/V (itself first)."""
+    out = {}
+    for i, s in enumerate(kv_source(cfg)):
+        out.setdefault(s, []).append(i)
     return out
 
 
@@ -346,7 +356,7 @@ def _moe(c, L, h, x, chosen):
 
 
 def forward(m, ids, kv_share=True, proportional=True, k_eq_v="raw", v_norm=True, layer_scalar=True,
-            ple=True, moe=True, window=True, chosen=None):
+            ple=True, moe=True, window=True, chosen=None, kv_keep=None):
     """Logits [n_tokens, vocab] (float64) for one causal sequence from position 0.
 
     Switches (defaults = the model); each False/alternative is a plausible mistake:
@@ -361,6 +371,10 @@ def forward(m, ids, kv_share=True, proportional=True, k_eq_v="raw", v_norm=True,
       moe=False          MoE layers drop the expert branch (dense MLP only)
       window=False       sliding layers attend to the whole prefix
     chosen (list, optional): gets per MoE layer the set of experts some token was routed to.
+    kv_keep (dict, optional): owning layer -> bool [n] (per key) or [n, n] (query x key) of the
+        cache entries that survive an eviction. It applies to that layer and to every layer that
+        reads its K/V (readers(cfg)): a shared cache is evicted once, for all of its readers.
+        Every query must keep at least one key (inside its window on sliding layers).
     """
     c, g = m.cfg, m.g
     ids = np.asarray(ids)
@@ -408,6 +422,8 @@ def forward(m, ids, kv_share=True, proportional=True, k_eq_v="raw", v_norm=True,
         else:
             k, v = kv[s_i]
         mask = causal & (dist < c["window"]) if (sliding and window) else causal
+        if kv_keep is not None and s_i in kv_keep:
+            mask = mask & np.broadcast_to(np.asarray(kv_keep[s_i], dtype=bool), (n, n))
         out = np.zeros((n, H, d))
         for hh in range(H):
             kh = hh // (H // KV)
