@@ -60,8 +60,13 @@ int cmd_info(const std::vector<std::string>& args) {
   // K and V rows of every (layer, KV head), per token, in the default f16 cache and, where
   // head_dim is whole 32-value blocks, in the q8_0 one (0 otherwise: --kv-type q8_0 refuses it).
   auto kv_bytes_per_token_in = [&](DType t) -> int64_t {
-    if (c.head_dim % block_size(t) != 0) return 0;
-    return int64_t{2} * kv_layer_count(c) * c.n_kv_heads * static_cast<int64_t>(row_bytes(t, c.head_dim));
+    int64_t bytes = 0;
+    for (int l = 0; l < c.n_layers; ++l) {
+      if (c.is_delta(l)) continue;
+      if (c.layer_head_dim(l) % block_size(t) != 0) return 0;
+      bytes += int64_t{2} * c.layer_kv_heads(l) * static_cast<int64_t>(row_bytes(t, c.layer_head_dim(l)));
+    }
+    return bytes;
   };
   // TriAttention statistics the model carries (used without --stats): where, and from what
   // input; a damaged set is named, not fatal (info describes the file as it is).
