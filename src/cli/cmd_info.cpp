@@ -159,7 +159,15 @@ int cmd_info(const std::vector<std::string>& args) {
     std::cout << "\nlayers        " << c.n_layers - c.full_attention_layers().size() << " sliding-window (window "
               << c.sliding_window;
     if (c.rope_theta_local > 0) std::cout << ", rope theta " << c.rope_theta_local;
+    if (c.layer_shape_differs())  // Gemma 4: the sliding layers' own KV heads and head size
+      std::cout << ", " << (c.n_kv_heads_swa > 0 ? c.n_kv_heads_swa : c.n_kv_heads) << " KV heads of " << (c.head_dim_swa > 0 ? c.head_dim_swa : c.head_dim);
     std::cout << "), " << c.full_attention_layers().size() << " full attention";
+    if (c.k_eq_v) std::cout << " (V = K)";
+    {  // proportional RoPE: bands whose divisor stops them (1e30, or infinite)
+      int still = 0;
+      for (float f : c.rope_freq_factors) still += f > 1e29f;
+      if (still > 0) std::cout << ", " << c.rotary_dims() / 2 - still << " of " << c.rotary_dims() / 2 << " pairs rotating";
+    }
   }
   if (c.attn_softcap > 0 || c.final_softcap > 0)
     std::cout << "; soft-caps: attention " << c.attn_softcap << ", logits " << c.final_softcap;
