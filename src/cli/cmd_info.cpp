@@ -64,8 +64,13 @@ int cmd_info(const std::vector<std::string>& args) {
   // K and V rows of every (layer, KV head), per token, in the default f16 cache and, where
   // head_dim is whole 32-value blocks, in the q8_0 one (0 otherwise: --kv-type q8_0 refuses it).
   auto kv_bytes_per_token_in = [&](DType t) -> int64_t {
-    if (c.head_dim % block_size(t) != 0) return 0;
-    return int64_t{2} * kv_layer_count(c) * c.n_kv_heads * static_cast<int64_t>(row_bytes(t, c.head_dim));
+    int64_t bytes = 0;
+    for (int l = 0; l < c.n_layers; ++l) {
+      if (c.is_delta(l)) continue;
+      if (c.layer_head_dim(l) % block_size(t) != 0) return 0;
+      bytes += int64_t{2} * c.layer_kv_heads(l) * static_cast<int64_t>(row_bytes(t, c.layer_head_dim(l)));
+    }
+    return bytes;
   };
   // TriAttention statistics the model carries (used without --stats): where, and from what
   // input; a damaged set is named, not fatal (info describes the file as it is).
@@ -159,7 +164,15 @@ int cmd_info(const std::vector<std::string>& args) {
     std::cout << "\nlayers        " << c.n_layers - c.full_attention_layers().size() << " sliding-window (window "
               << c.sliding_window;
     if (c.rope_theta_local > 0) std::cout << ", rope theta " << c.rope_theta_local;
+    if (c.layer_shape_differs())  // Gemma 4: the sliding layers' own KV heads and head size
+      std::cout << ", " << (c.n_kv_heads_swa > 0 ? c.n_kv_heads_swa : c.n_kv_heads) << " KV heads of " << (c.head_dim_swa > 0 ? c.head_dim_swa : c.head_dim);
     std::cout << "), " << c.full_attention_layers().size() << " full attention";
+    if (c.k_eq_v) std::cout << " (V = K)";
+    {  // proportional RoPE: bands whose divisor stops them (1e30, or infinite)
+      int still = 0;
+      for (float f : c.rope_freq_factors) still += f > 1e29f;
+      if (still > 0) std::cout << ", " << c.rotary_dims() / 2 - still << " of " << c.rotary_dims() / 2 << " pairs rotating";
+    }
   }
   if (c.attn_softcap > 0 || c.final_softcap > 0)
     std::cout << "; soft-caps: attention " << c.attn_softcap << ", logits " << c.final_softcap;

@@ -44,6 +44,8 @@ int cmd_make_model(const std::vector<std::string>& args) {
   if (type.empty()) type = maker_default_type(format);  // also refuses an unknown --format
   ModelConfig cfg = model_preset(preset);
   if (layers > 0) set_layer_count(cfg, layers);
+  if (kv_heads > 0 && cfg.layer_shape_differs())
+    fail("--kv-heads: '", preset, "' gives its sliding and full layers different KV heads; it cannot set both");
   if (kv_heads > 0) cfg.n_kv_heads = kv_heads;
   if (ctx > 0) cfg.context_length = ctx;
   if (vocab > 0) cfg.vocab_size = vocab;

@@ -60,6 +60,9 @@ CalibrationResult calibrate_tokens(const Model& model, std::span<const int32_t> 
 
   // Layers without KV (DeltaNet) are never observed; their statistics stay zero and the file's
   // scored_layers leaves them out.
+  if (c.layer_shape_differs())
+    fail("calibration: ", c.arch, " models whose sliding and full layers differ in KV heads or head_dim are not "
+         "supported yet");
   StatsAccumulator acc(c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.rotary_dims(), kv_layers(c));
   TeeObserver observer(acc, opt.also_observe);
   Forward forward(model, opt.pool);

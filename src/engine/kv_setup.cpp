@@ -32,6 +32,12 @@ PolicyFactory::PolicyFactory(const Model& model, const KvSettings& settings)
   // Validate the settings now, before any work starts (a server would otherwise start and
   // then fail every request): the KV type against the model's head_dim, then the policy.
   check_kv_type(settings_.cache_type, model.config().head_dim);
+  for (int l = 0; l < model.config().n_layers; ++l) check_kv_type(settings_.cache_type, model.config().layer_head_dim(l));
+  // The policies score and prune streams of the full layers' shape (AttentionGeometry); a
+  // model whose sliding layers have other KV shapes lays its streams out by the largest.
+  if (const PolicyDescription* d = find_kv_policy(settings_.policy); d && d->prunes && model.config().layer_shape_differs())
+    fail("KV policy '", settings_.policy, "' does not support ", model.config().arch,
+         " models whose sliding and full layers differ in KV heads or head_dim yet (use --kv-policy full)");
   if (!settings_.stats_path.empty() && !settings_.params.stats) {
     settings_.params.stats = load_stats(settings_.stats_path, model, &warnings_);
     if (const EmbeddedStats own = find_embedded_stats(model.path()))

@@ -81,12 +81,15 @@ size_t Scheduler::reservation_bytes(const Request& request, int64_t bound) const
   // A sliding-window layer holds its window (the forward pass trims it after each step, so a
   // step's tokens come on top) whatever the policy's bound, which counts the full layers.
   const int64_t step = std::max<int64_t>(1, p.settings().prefill_chunk);
-  int64_t tokens = 0;  // summed over layers
+  size_t bytes = 0;  // K and V rows summed over layers, each of its own KV heads and row size
   for (int l = 0; l < c.n_layers; ++l)
-    if (!c.is_delta(l)) tokens += c.is_sliding(l) ? std::min(reach, c.layer(l).window - 1 + step) : full_tokens;
-  const size_t row = row_bytes(p.settings().cache_type, c.head_dim);
+    if (!c.is_delta(l)) {
+      const int64_t tokens = c.is_sliding(l) ? std::min(reach, c.layer(l).window - 1 + step) : full_tokens;
+      bytes += static_cast<size_t>(tokens) * static_cast<size_t>(c.layer_kv_heads(l)) *
+               row_bytes(p.settings().cache_type, c.layer_head_dim(l)) * 2;
+    }
   // A DeltaNet layer keeps no rows but a fixed recurrent state per sequence.
-  return static_cast<size_t>(tokens) * static_cast<size_t>(c.n_kv_heads) * row * 2 + sequence_state_bytes(c);
+  return bytes + sequence_state_bytes(c);
 }
 
 SubmitResult Scheduler::submit(Request request) {

@@ -26,6 +26,16 @@ KvCache::KvCache(const KvCacheShape& shape, int64_t reserve_tokens) : shape_(sha
   streams_.resize(static_cast<size_t>(n_streams()));
   if (!shape.layer_window.empty() && static_cast<int>(shape.layer_window.size()) != shape.n_layers)
     fail("KV cache: ", shape.layer_window.size(), " layer windows for ", shape.n_layers, " layers");
+  for (const std::vector<int32_t>* v : {&shape.layer_kv_heads, &shape.layer_head_dim})
+    if (!v->empty() && static_cast<int>(v->size()) != shape.n_layers)
+      fail("KV cache: ", v->size(), " per-layer KV shapes for ", shape.n_layers, " layers");
+  for (int l = 0; l < shape.n_layers; ++l) {
+    const int heads = shape.kv_heads(l), d = shape.dim(l);
+    if (heads < 1 || heads > shape.n_kv_heads || d < 1)
+      fail("KV cache: layer ", l, " has ", heads, " KV heads of ", d, " (at most ", shape.n_kv_heads, " heads)");
+    check_kv_type(shape.type, d);
+    for (int h = 0; h < heads; ++h) streams_[stream_index(l, h)].row = triattn::row_bytes(shape.type, d);
+  }
   if (!shape.layer_state_floats.empty()) {
     if (static_cast<int>(shape.layer_state_floats.size()) != shape.n_layers)
       fail("KV cache: ", shape.layer_state_floats.size(), " layer state sizes for ", shape.n_layers, " layers");
@@ -61,8 +71,8 @@ void KvCache::grow(Stream& s, int64_t need) {
   const int64_t cap = static_cast<int64_t>(s.pos.size());
   if (need <= cap) return;
   const int64_t new_cap = std::max<int64_t>(need, std::max<int64_t>(64, cap * 2));
-  const size_t live = static_cast<size_t>(s.n) * row_bytes_;
-  Rows k(static_cast<size_t>(new_cap) * row_bytes_), v(k.size());
+  const size_t live = static_cast<size_t>(s.n) * s.row;
+  Rows k(static_cast<size_t>(new_cap) * s.row), v(k.size());
   if (live) {
     std::memcpy(k.data(), krows(s), live);
     std::memcpy(v.data(), vrows(s), live);
@@ -73,7 +83,7 @@ void KvCache::grow(Stream& s, int64_t need) {
     // Out of the arena: its share goes back to the system now (a full-attention cache that
     // outgrows its reservation would otherwise hold the old and the new rows of every stream
     // at once), the arena itself once no stream is left in it.
-    release_pages(arena_.data() + s.in_arena, 2 * static_cast<size_t>(cap) * row_bytes_);
+    release_pages(arena_.data() + s.in_arena, 2 * static_cast<size_t>(cap) * s.row);
     s.in_arena = -1;
     if (--arena_streams_ == 0) Rows().swap(arena_);
   }
@@ -81,21 +91,27 @@ void KvCache::grow(Stream& s, int64_t need) {
 }
 
 void KvCache::reserve(int64_t n) {
-  const size_t stream_bytes = static_cast<size_t>(std::max<int64_t>(n, 0)) * row_bytes_;
+  const size_t rows = static_cast<size_t>(std::max<int64_t>(n, 0));
   const bool empty = std::all_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.pos.empty(); });
-  std::vector<Stream*> kv;  // layers without KV reserve nothing
+  std::vector<Stream*> kv;  // layers without KV, and heads a layer does not have, reserve nothing
+  size_t total = 0;
   for (int l = 0; l < shape_.n_layers; ++l)
     if (has_kv(l))
-      for (int h = 0; h < shape_.n_kv_heads; ++h) kv.push_back(&streams_[stream_index(l, h)]);
-  if (!empty || stream_bytes == 0) {
+      for (int h = 0; h < shape_.kv_heads(l); ++h) {
+        kv.push_back(&streams_[stream_index(l, h)]);
+        total += 2 * rows * kv.back()->row;
+      }
+  if (!empty || total == 0) {
     for (Stream* s : kv) grow(*s, n);
     return;
   }
   // Every stream's K rows then V rows, side by side, all in huge pages (Stream).
-  arena_ = Rows(2 * stream_bytes * kv.size());
-  for (size_t i = 0; i < kv.size(); ++i) {
-    kv[i]->in_arena = static_cast<int64_t>(2 * stream_bytes * i);
-    kv[i]->pos.resize(static_cast<size_t>(n));
+  arena_ = Rows(total);
+  size_t at = 0;
+  for (Stream* s : kv) {
+    s->in_arena = static_cast<int64_t>(at);
+    s->pos.resize(rows);
+    at += 2 * rows * s->row;
   }
   arena_streams_ = static_cast<int>(kv.size());
 }
@@ -112,16 +128,16 @@ void store_row(DType type, const float* src, uint8_t* dst, int n) {
 }  // namespace
 
 void KvCache::append(int layer, int32_t pos, const float* k, const float* v) {
-  const int d = shape_.head_dim;
-  for (int h = 0; h < shape_.n_kv_heads; ++h) {
+  const int d = shape_.dim(layer);
+  for (int h = 0; h < shape_.kv_heads(layer); ++h) {
     Stream& s = streams_[stream_index(layer, h)];
     grow(s, s.n + 1);
-    store_row(shape_.type, k + h * d, krows(s) + s.n * row_bytes_, d);
-    store_row(shape_.type, v + h * d, vrows(s) + s.n * row_bytes_, d);
+    store_row(shape_.type, k + h * d, krows(s) + s.n * s.row, d);
+    store_row(shape_.type, v + h * d, vrows(s) + s.n * s.row, d);
     s.pos[s.n] = pos;
     s.max_pos = std::max(s.max_pos, pos);
     ++s.n;
-    live_bytes_ += 2 * row_bytes_;
+    live_bytes_ += 2 * s.row;
     peak_tokens_ = std::max(peak_tokens_, s.n);
   }
   peak_bytes_ = std::max(peak_bytes_, live_bytes_);
@@ -144,23 +160,23 @@ void KvCache::apply(const KeepPlan& plan, ThreadPool* pool) {
   for (int i = 0; i < n_streams(); ++i) {
     Stream& s = streams_[i];
     const int64_t kept = static_cast<int64_t>(plan.keep[i].size());
-    live_bytes_ -= static_cast<size_t>(s.n - kept) * 2 * row_bytes_;
+    live_bytes_ -= static_cast<size_t>(s.n - kept) * 2 * s.row;
     s.n = kept;
   }
   ++prune_events_;
 }
 
 void KvCache::drop_before(int layer, int32_t min_pos) {
-  for (int h = 0; h < shape_.n_kv_heads; ++h) {
+  for (int h = 0; h < shape_.kv_heads(layer); ++h) {
     Stream& s = streams_[stream_index(layer, h)];
     int64_t first = 0;  // positions increase along a stream (appends in order, plans keep order)
     while (first < s.n && s.pos[first] < min_pos) ++first;
     if (first == 0) continue;
     const int64_t rest = s.n - first;
-    std::memmove(krows(s), krows(s) + first * row_bytes_, static_cast<size_t>(rest) * row_bytes_);
-    std::memmove(vrows(s), vrows(s) + first * row_bytes_, static_cast<size_t>(rest) * row_bytes_);
+    std::memmove(krows(s), krows(s) + first * s.row, static_cast<size_t>(rest) * s.row);
+    std::memmove(vrows(s), vrows(s) + first * s.row, static_cast<size_t>(rest) * s.row);
     std::memmove(s.pos.data(), s.pos.data() + first, static_cast<size_t>(rest) * sizeof(int32_t));
-    live_bytes_ -= static_cast<size_t>(first) * 2 * row_bytes_;
+    live_bytes_ -= static_cast<size_t>(first) * 2 * s.row;
     s.n = rest;
   }
 }
@@ -173,8 +189,8 @@ void KvCache::compact(Stream& s, const std::vector<int32_t>& keep) {
   int64_t out = 0;
   for (int32_t idx : keep) {
     if (idx != out) {
-      std::memmove(k + out * row_bytes_, k + idx * row_bytes_, row_bytes_);
-      std::memmove(v + out * row_bytes_, v + idx * row_bytes_, row_bytes_);
+      std::memmove(k + out * s.row, k + idx * s.row, s.row);
+      std::memmove(v + out * s.row, v + idx * s.row, s.row);
       s.pos[out] = s.pos[idx];
     }
     ++out;

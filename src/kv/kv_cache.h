@@ -40,6 +40,16 @@ struct KvCacheShape {
   // Per layer: the f32 floats of the fixed-size recurrent state the layer keeps per sequence
   // (a DeltaNet layer's convolution and delta-rule state; 0 for attention). Empty: none.
   std::vector<int64_t> layer_state_floats;
+  // Per layer, where layers differ (Gemma 4's sliding and full layers): its KV heads and the
+  // elements of its rows. n_kv_heads is then the largest (the streams of a layer with fewer
+  // stay empty) and head_dim the full-attention layers' (what KV policies read). Empty: every
+  // layer has n_kv_heads of head_dim.
+  std::vector<int32_t> layer_kv_heads;
+  std::vector<int32_t> layer_head_dim;
+  int kv_heads(int layer) const {
+    return layer_kv_heads.empty() ? n_kv_heads : layer_kv_heads[static_cast<size_t>(layer)];
+  }
+  int dim(int layer) const { return layer_head_dim.empty() ? head_dim : layer_head_dim[static_cast<size_t>(layer)]; }
 };
 
 // Which entries of each stream survive a pruning event. keep[stream] lists indices into the
@@ -78,14 +88,15 @@ class KvCache {
   // largest appended, kept through pruning as a bound. Decode's queries are newer than every
   // cached key, and this tells attention so without a pass over the positions.
   int32_t max_position(int layer, int head) const { return streams_[stream_index(layer, head)].max_pos; }
-  // Rows of head_dim elements of shape().type, row_bytes() apart (ops::dequantize_row reads
-  // one into floats).
+  // Rows of shape().dim(layer) elements of shape().type, row_bytes(layer) apart
+  // (ops::dequantize_row reads one into floats).
   const void* keys(int layer, int head) const { return krows(streams_[stream_index(layer, head)]); }
   const void* values(int layer, int head) const { return vrows(streams_[stream_index(layer, head)]); }
-  size_t row_bytes() const { return row_bytes_; }
+  size_t row_bytes() const { return row_bytes_; }  // of head_dim elements (the full layers')
+  size_t row_bytes(int layer) const { return triattn::row_bytes(shape_.type, shape_.dim(layer)); }
 
-  // Appends one token to every KV head of `layer`: k and v are f32 [n_kv_heads * head_dim]
-  // (k already rotated). Every layer must receive the same tokens in the same order.
+  // Appends one token to every KV head of `layer`: k and v are f32 [kv_heads(layer) *
+  // dim(layer)] (k already rotated). Every layer must receive the same tokens in the same order.
   void append(int layer, int32_t pos, const float* k, const float* v);
   // Pre-sizes every stream for n tokens (avoids reallocation during decode). On a cache that
   // holds no rows yet, every stream is laid out side by side in one buffer, so that all rows
@@ -131,6 +142,7 @@ class KvCache {
   // pointer, so the default copy of a cache is a valid cache.
   using Rows = std::vector<uint8_t, LargeAllocator<uint8_t>>;
   struct Stream {
+    size_t row = 0;           // bytes of one row (0: a KV head its layer does not have)
     Rows own_k, own_v;        // the rows, unless they are in the arena
     int64_t in_arena = -1;    // else: K rows at arena_ + in_arena, V rows right after them
     std::vector<int32_t> pos;  // size() is the stream's capacity in rows
@@ -139,7 +151,7 @@ class KvCache {
   };
   const uint8_t* krows(const Stream& s) const { return s.in_arena >= 0 ? arena_.data() + s.in_arena : s.own_k.data(); }
   const uint8_t* vrows(const Stream& s) const {
-    return s.in_arena >= 0 ? arena_.data() + s.in_arena + s.pos.size() * row_bytes_ : s.own_v.data();
+    return s.in_arena >= 0 ? arena_.data() + s.in_arena + s.pos.size() * s.row : s.own_v.data();
   }
   uint8_t* krows(Stream& s) { return const_cast<uint8_t*>(std::as_const(*this).krows(s)); }
   uint8_t* vrows(Stream& s) { return const_cast<uint8_t*>(std::as_const(*this).vrows(s)); }

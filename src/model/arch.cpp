@@ -155,6 +155,37 @@ std::vector<ArchTensor> qwen35_tensors(bool moe) {
   return t;
 }
 
+// Gemma 4 (text): the Gemma 2/3 block with no v_proj on K=V layers and a scalar per layer.
+std::vector<ArchTensor> gemma4_tensors() {
+  std::vector<ArchTensor> t = gemma_tensors();
+  for (ArchTensor& a : t)
+    if (a.role == R::Wv) a.need = N::IfOwnV;
+  const auto post_ffn = std::find_if(t.begin(), t.end(), [](const ArchTensor& a) { return a.role == R::PostFfnNorm; });
+  t.insert(post_ffn + 1, {R::LayerScale, "blk.{}.layer_output_scale.weight", "model.layers.{}.layer_scalar", N::IfLayerScale});
+  return t;
+}
+
+// Gemma 4: norms are x * w (no 1 + w, in HF and GGUF alike), scores unscaled, V normed,
+// five sliding layers then one full (the last always full), a scalar per layer.
+ArchTraits gemma4_traits() {
+  ArchTraits t;
+  t.qk_norm = true;
+  t.post_norms = true;
+  t.embed_scale = true;
+  t.activation = Activation::GeluTanh;
+  t.sliding_period = 6;
+  t.full_index = 5;
+  t.default_rope_theta_local = 10000.0f;
+  t.default_tied = true;
+  t.hf_text_config = true;
+  t.query_scale = 1.0f;
+  t.per_type_attention = true;
+  t.v_norm = true;
+  t.layer_scale = true;
+  t.last_layer_full = true;
+  return t;
+}
+
 ArchTraits qwen35_traits() {
   ArchTraits t;
   t.qk_norm = true;
@@ -219,6 +250,9 @@ const std::vector<ArchInfo>& table() {
                  qwen35_traits(), qwen35_tensors(true)});
     // Gemma 3 (text): five sliding layers then one full; local RoPE base 10000.
     a.push_back({"gemma3", {"gemma3_text"}, "Gemma3ForCausalLM", gemma_traits(true, 6, 10000.0f), gemma_tensors()});
+    // Gemma 4 (the text decoder of the multimodal checkpoints, or a text-only one).
+    a.push_back({"gemma4", {"gemma4", "gemma4_text"}, "Gemma4ForConditionalGeneration", gemma4_traits(),
+                 gemma4_tensors()});
     return a;
   }();
   return archs;
@@ -289,7 +323,7 @@ bool role_is_norm(TensorRole r) {
 bool role_is_vector(TensorRole r) {
   return role_is_norm(r) || r == R::Bq || r == R::Bk || r == R::Bv || r == R::Bo || r == R::Sinks ||
          r == R::RouterBias || role_is_expert_bias(r) || r == R::DnConv || r == R::DnDtBias || r == R::DnA ||
-         r == R::DnNorm || r == R::SharedGateInp;
+         r == R::DnNorm || r == R::SharedGateInp || r == R::LayerScale;
 }
 
 std::string hf_checkpoint_name(const ArchInfo& a, const std::string& name) {
@@ -299,7 +333,8 @@ std::string hf_checkpoint_name(const ArchInfo& a, const std::string& name) {
 
 bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer) {
   const bool per_layer_need = t.need == N::IfDenseFfn || t.need == N::IfMoeFfn || t.need == N::IfMoeBias ||
-                              t.need == N::IfAttention || t.need == N::IfDeltaNet || t.need == N::IfSharedExpert;
+                              t.need == N::IfAttention || t.need == N::IfDeltaNet || t.need == N::IfSharedExpert ||
+                              t.need == N::IfOwnV;
   if (per_layer_need && (layer < 0 || layer >= c.n_layers))
     fail("internal: whether tensor '", t.gguf, "' is needed depends on its layer, and layer ", layer, " was given");
   switch (t.need) {
@@ -315,13 +350,16 @@ bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer) {
     case N::IfAttention: return !c.is_delta(layer);
     case N::IfDeltaNet: return c.is_delta(layer);
     case N::IfSharedExpert: return c.n_ff_shared > 0 && c.is_moe(layer);
+    case N::IfOwnV: return !c.is_delta(layer) && !c.v_from_k(layer);
+    case N::IfLayerScale: return c.layer_scale;
   }
   return true;
 }
 
-std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c) {
-  const int64_t E = c.n_embd, F = c.n_ff, V = c.vocab_size, d = c.head_dim;
-  const int64_t Q = c.n_heads * d, KV = c.n_kv_heads * d;
+std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c, int layer) {
+  const int64_t E = c.n_embd, F = c.n_ff, V = c.vocab_size;
+  const int64_t d = layer >= 0 ? c.layer_head_dim(layer) : c.head_dim;
+  const int64_t Q = c.n_heads * d, KV = (layer >= 0 ? c.layer_kv_heads(layer) : c.n_kv_heads) * d;
   const int64_t X = c.n_expert, XF = c.n_ff_expert;
   switch (r) {
     case R::TokEmbd: case R::Output: return {V, E};
@@ -352,6 +390,7 @@ std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c) {
     case R::SharedGateInp: return {E};
     case R::SharedGate: case R::SharedUp: return {c.n_ff_shared, E};
     case R::SharedDown: return {E, c.n_ff_shared};
+    case R::LayerScale: return {1};
   }
   return {};
 }
@@ -367,6 +406,9 @@ void apply_arch_traits(const ArchInfo& a, ModelConfig& c) {
   c.moe_bias = t.moe_bias;
   c.attn_out_bias = t.attn_out_bias;
   c.attn_sinks = t.attn_sinks;
+  if (t.query_scale > 0) c.query_scale = t.query_scale;
+  c.v_norm = t.v_norm;
+  c.layer_scale = t.layer_scale;
   if (c.rope_theta_local == 0 && c.sliding_window > 0) c.rope_theta_local = t.default_rope_theta_local;
   c.attn_output_gate = t.attn_output_gate;
   if (c.rotary_dim == 0 && t.rotary_fraction < 1.0f && c.head_dim > 0)
@@ -381,6 +423,7 @@ void apply_arch_traits(const ArchInfo& a, ModelConfig& c) {
     for (int l = 0; l < c.n_layers; ++l)
       if (l % t.sliding_period != t.full_index) c.layers[l] = {AttentionKind::Sliding, c.sliding_window};
   }
+  if (t.last_layer_full && !c.layers.empty()) c.layers.back().attention = AttentionKind::Full, c.layers.back().window = 0;
 }
 
 }  // namespace triattn

@@ -30,6 +30,7 @@ enum class TensorRole {
   DnQkv, DnZ, DnBeta, DnAlpha, DnConv, DnDtBias, DnA, DnNorm, DnOut,
   // Qwen3.5-MoE's shared expert: its gate logit weights [n_embd] and its SwiGLU matrices.
   SharedGateInp, SharedGate, SharedUp, SharedDown,
+  LayerScale,  // Gemma 4: the scalar [1] each layer's output is multiplied by
 };
 
 // When an architecture's tensor is present.
@@ -46,6 +47,8 @@ enum class TensorNeed {
   IfAttention,    // the layer is softmax attention (not a DeltaNet layer)
   IfDeltaNet,     // the layer is a Gated DeltaNet layer
   IfSharedExpert, // a MoE layer of a model with a shared expert (cfg.n_ff_shared > 0)
+  IfOwnV,         // an attention layer with a V projection (not ModelConfig::v_from_k)
+  IfLayerScale,   // cfg.layer_scale
 };
 
 struct ArchTensor {
@@ -99,6 +102,16 @@ struct ArchTraits {
   // Qwen3.5 as released is a multimodal checkpoint: config.json holds the text model's sizes
   // in "text_config" and its tensors are named "model.language_model.…" (hf_checkpoint_name).
   bool hf_text_config = false;
+  // Gemma 4: attention scores unscaled (q/k norms instead: query_scale 1), the weightless V
+  // norm, a scalar per layer, and the last layer always full attention.
+  float query_scale = 0;
+  // Sliding and full layers have their own attention shapes and RoPE: config.json's
+  // global_head_dim, attention_k_eq_v and rope_parameters per layer type, GGUF's *_swa keys,
+  // per-layer head_count_kv and sliding_window_pattern (the loaders' read_*_gemma4).
+  bool per_type_attention = false;
+  bool v_norm = false;
+  bool layer_scale = false;
+  bool last_layer_full = false;
 };
 
 struct ArchInfo {
@@ -132,8 +145,9 @@ bool role_is_norm(TensorRole r);  // RMSNorm weights (HF's 1 + w where hf_norm_p
 // Whether the model `c` has tensor `t` (in layer `layer`, for per-layer tensors).
 bool tensor_needed(const ArchTensor& t, const ModelConfig& c, int layer = -1);
 // Shape of a role's tensor in HF layout ([out, in] for matrices, [n] for vectors; experts
-// [n_expert, out, in], each HF expert tensor being one [out, in] slice).
-std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c);
+// [n_expert, out, in], each HF expert tensor being one [out, in] slice), in layer `layer`
+// (whose head size and KV heads may be its own) or, with -1, the full layers'.
+std::vector<int64_t> role_shape(TensorRole r, const ModelConfig& c, int layer = -1);
 
 // The name of an HF tensor in a checkpoint of architecture `a` as released: the table's
 // "model.…" names become "model.language_model.…" for hf_text_config architectures.

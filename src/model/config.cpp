@@ -53,10 +53,12 @@ void apply_llama3(std::vector<double>& freq, const RopeScaling& s) {
   }
 }
 
-std::vector<float> freqs_for(const ModelConfig& c, float theta, const RopeScaling& scaling) {
-  const int n = c.rotary_dims() / 2;
+// Over `dims` rotated coordinates; the per-band divisors apply where `factors` (the full layers'
+// bands, or every layer's when they share the full layers' RoPE).
+std::vector<float> freqs_for(const ModelConfig& c, float theta, const RopeScaling& scaling, int dims, bool factors) {
+  const int n = dims / 2;
   std::vector<double> freq(static_cast<size_t>(n));
-  for (int f = 0; f < n; ++f) freq[f] = std::pow(static_cast<double>(theta), -2.0 * f / c.rotary_dims());
+  for (int f = 0; f < n; ++f) freq[f] = std::pow(static_cast<double>(theta), -2.0 * f / dims);
   switch (scaling.type) {
     case RopeScalingType::None: break;
     case RopeScalingType::Linear:
@@ -65,17 +67,38 @@ std::vector<float> freqs_for(const ModelConfig& c, float theta, const RopeScalin
     case RopeScalingType::Llama3: apply_llama3(freq, scaling); break;
     case RopeScalingType::Yarn: apply_yarn(freq, c, scaling, theta); break;
   }
-  if (!c.rope_freq_factors.empty())
+  if (factors && !c.rope_freq_factors.empty())
     for (int f = 0; f < n; ++f) freq[f] /= c.rope_freq_factors[f];
   return std::vector<float>(freq.begin(), freq.end());
 }
 }  // namespace
 
-std::vector<float> ModelConfig::rope_freqs() const { return freqs_for(*this, rope_theta, rope_scaling); }
+std::vector<float> ModelConfig::rope_freqs() const {
+  return freqs_for(*this, rope_theta, rope_scaling, rotary_dims(), true);
+}
 
 std::vector<float> ModelConfig::rope_freqs(int l) const {
-  if (is_sliding(l) && rope_theta_local > 0) return freqs_for(*this, rope_theta_local, rope_scaling_local);
+  if (is_sliding(l) && rope_theta_local > 0)
+    return freqs_for(*this, rope_theta_local, rope_scaling_local, layer_rotary_dims(l), false);
   return rope_freqs();
+}
+
+int ModelConfig::max_head_dim() const {
+  int m = head_dim;
+  for (int l = 0; l < n_layers; ++l) m = std::max(m, layer_head_dim(l));
+  return m;
+}
+
+int ModelConfig::max_kv_heads() const {
+  int m = n_kv_heads;
+  for (int l = 0; l < n_layers; ++l) m = std::max(m, layer_kv_heads(l));
+  return m;
+}
+
+bool ModelConfig::layer_shape_differs() const {
+  for (int l = 0; l < n_layers; ++l)
+    if (layer_head_dim(l) != head_dim || layer_kv_heads(l) != n_kv_heads) return true;
+  return false;
 }
 
 bool ModelConfig::has_sliding_layers() const {
@@ -151,6 +174,13 @@ void ModelConfig::validate(const std::string& where) const {
     fail(where, ": llama3 rope scaling needs original_max_position_embeddings > 0 and high_freq_factor > low_freq_factor");
   if (!layers.empty() && static_cast<int64_t>(layers.size()) != n_layers)
     fail(where, ": ", layers.size(), " layer entries for ", n_layers, " layers");
+  if (head_dim_swa < 0 || head_dim_swa > ModelLimits::head_dim || head_dim_swa % 2 != 0)
+    fail(where, ": sliding layers' head_dim is ", head_dim_swa, "; it must be an even number up to ", ModelLimits::head_dim);
+  if (n_kv_heads_swa < 0 || n_kv_heads_swa > ModelLimits::n_heads || (n_kv_heads_swa > 0 && n_heads % n_kv_heads_swa != 0))
+    fail(where, ": sliding layers have ", n_kv_heads_swa, " KV heads; n_heads (", n_heads, ") must be a multiple of them");
+  // Their RoPE table is their own (rope_freqs(l)), sized by their head_dim.
+  if (head_dim_swa > 0 && head_dim_swa != head_dim && !(rope_theta_local > 0))
+    fail(where, ": sliding layers with their own head_dim need their own RoPE base");
   for (size_t l = 0; l < layers.size(); ++l)
     if (layers[l].attention == AttentionKind::Sliding && (layers[l].window < 1 || layers[l].window > ModelLimits::context_length))
       fail(where, ": layer ", l, " is sliding-window attention but its window is ", layers[l].window,
@@ -213,6 +243,15 @@ std::string ModelConfig::describe() const {
        << delta.head_k_dim << "/" << delta.head_v_dim << ", conv " << delta.conv_kernel << ")";
   }
   if (rotary_dim > 0 && rotary_dim < head_dim) os << ", rotary dims " << rotary_dim << " of " << head_dim;
+  if (layer_shape_differs())
+    for (int l = 0; l < n_layers; ++l)
+      if (is_sliding(l)) {
+        os << ", sliding layers " << n_heads << "/" << layer_kv_heads(l) << " heads (head_dim " << layer_head_dim(l) << ")";
+        break;
+      }
+  if (k_eq_v) os << ", V = K on full layers";
+  if (v_norm) os << ", V norm";
+  if (layer_scale) os << ", layer scalars";
   if (attn_output_gate) os << ", gated attention output";
   if (n_ff_shared > 0) os << ", shared expert ffn " << n_ff_shared;
   if (attn_sinks) os << ", attention sinks";

@@ -131,6 +131,15 @@ struct ModelConfig {
   // Qwen3.5-MoE: a shared expert of this hidden size beside the routed ones, its output scaled
   // by sigmoid(shared_gate . x); 0 = none.
   int n_ff_shared = 0;
+  // Gemma 4: the sliding layers' own head size and KV head count (0 = head_dim / n_kv_heads,
+  // which are then the full-attention layers'); on the full layers V is the raw k_proj
+  // output (no v_proj; before k_norm and RoPE) when k_eq_v; V passes an RMSNorm without
+  // weight (v_norm); each layer's output is multiplied by its scalar (layer_scale).
+  int head_dim_swa = 0;
+  int n_kv_heads_swa = 0;
+  bool k_eq_v = false;
+  bool v_norm = false;
+  bool layer_scale = false;
   // Hybrid models: the DeltaNet layers' sizes (LayerConfig::mixer).
   DeltaNetConfig delta;
   // One entry per layer (n_layers); empty means every layer full attention, dense FFN.
@@ -146,6 +155,17 @@ struct ModelConfig {
   std::vector<float> rope_freqs(int layer) const;
   LayerConfig layer(int l) const { return layers.empty() ? LayerConfig{} : layers[static_cast<size_t>(l)]; }
   bool is_sliding(int l) const { return layer(l).attention == AttentionKind::Sliding; }
+  // Layer l's head size, KV heads and rotated coordinates (LayerConfig's where it has its own),
+  // and the largest of each over the attention layers (scratch sizes).
+  int layer_head_dim(int l) const { return is_sliding(l) && head_dim_swa > 0 ? head_dim_swa : head_dim; }
+  int layer_kv_heads(int l) const { return is_sliding(l) && n_kv_heads_swa > 0 ? n_kv_heads_swa : n_kv_heads; }
+  int layer_rotary_dims(int l) const { return is_sliding(l) && head_dim_swa > 0 ? head_dim_swa : rotary_dims(); }
+  int max_head_dim() const;
+  int max_kv_heads() const;
+  // Whether the sliding layers' head size or KV head count differs from the full layers'.
+  bool layer_shape_differs() const;
+  // Whether layer l takes V from its K projection (Gemma 4's full layers with k_eq_v).
+  bool v_from_k(int l) const { return k_eq_v && !is_sliding(l) && !is_delta(l); }
   bool has_sliding_layers() const;
   bool is_moe(int l) const { return layer(l).ffn == FfnKind::Moe; }
   bool has_moe_layers() const;

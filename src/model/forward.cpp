@@ -26,6 +26,17 @@ void head_norm(float* x, const TensorView& w, int64_t n_vectors, int head_dim, f
     ops::rmsnorm(x + i * head_dim, static_cast<const float*>(w.data), x + i * head_dim, head_dim, eps);
 }
 
+// Gemma 4's V norm: RMSNorm of each head without a weight, in place.
+void plain_head_norm(float* x, int64_t n_vectors, int head_dim, float eps) {
+  for (int64_t i = 0; i < n_vectors; ++i) {
+    float* v = x + i * head_dim;
+    double ss = 0;
+    for (int j = 0; j < head_dim; ++j) ss += static_cast<double>(v[j]) * v[j];
+    const float inv = static_cast<float>(1.0 / std::sqrt(ss / head_dim + eps));
+    for (int j = 0; j < head_dim; ++j) v[j] *= inv;
+  }
+}
+
 // Gemma's post-attention / post-FFN norm of a block output, in place; nothing when absent.
 void post_norm(float* y, const TensorView& w, int64_t n_tokens, int64_t n, float eps) {
   if (w.empty()) return;
@@ -82,6 +93,10 @@ void Forward::run(std::span<const ForwardItem> items, std::vector<std::vector<fl
       ops::rmsnorm(&x_[t * E], static_cast<const float*>(L.ffn_norm.data), &xn_[t * E], E, c.rms_eps);
     ffn_block(l, clock);
     for (int64_t i = 0; i < T * E; ++i) x_[i] += tmp_[i];
+    if (!L.layer_scale.empty()) {  // Gemma 4: the layer's output scaled as a whole
+      const float scale = *static_cast<const float*>(L.layer_scale.data);
+      for (int64_t i = 0; i < T * E; ++i) x_[i] *= scale;
+    }
   }
   clock.mark(ForwardPhases::kOther);
   output_logits(items, logits);
@@ -96,8 +111,10 @@ int64_t Forward::flatten(std::span<const ForwardItem> items) {
   for (const ForwardItem& it : items) {
     if (!it.cache) fail("forward: item without a KV cache");
     const KvCacheShape& s = it.cache->shape();
-    if (s.n_layers != c.n_layers || s.n_kv_heads != c.n_kv_heads || s.head_dim != c.head_dim)
-      fail("forward: KV cache shape does not match the model");
+    bool layers_match = s.n_layers == c.n_layers && s.n_kv_heads == c.max_kv_heads() && s.head_dim == c.head_dim;
+    for (int l = 0; layers_match && l < c.n_layers; ++l)
+      layers_match = s.kv_heads(l) == c.layer_kv_heads(l) && s.dim(l) == c.layer_head_dim(l);
+    if (!layers_match) fail("forward: KV cache shape does not match the model");
     T += static_cast<int64_t>(it.tokens.size());
   }
   T_ = T;
@@ -117,7 +134,9 @@ int64_t Forward::flatten(std::span<const ForwardItem> items) {
       owner_[t] = static_cast<int32_t>(i);
     }
   }
-  const int64_t E = c.n_embd, F = c.n_ff, Q = c.n_heads * c.head_dim, K = c.n_kv_heads * c.head_dim;
+  // Scratch for the largest layer (Gemma 4's sliding and full layers differ in size).
+  const int64_t E = c.n_embd, F = c.n_ff, Q = static_cast<int64_t>(c.n_heads) * c.max_head_dim(),
+                K = static_cast<int64_t>(c.max_kv_heads()) * c.max_head_dim();
   x_.resize(T * E);
   xn_.resize(T * std::max(E, Q));
   q_.resize(T * Q);
@@ -154,8 +173,8 @@ void Forward::embed() {
 // (Gemma 3), one for those.
 void Forward::rope_tables() {
   const ModelConfig& c = model_.config();
-  const int half = c.rotary_dims() / 2;
   auto table = [&](const std::vector<float>& freqs, std::vector<float>& cs, std::vector<float>& sn) {
+    const int64_t half = static_cast<int64_t>(freqs.size());
     cs.resize(T_ * half);
     sn.resize(T_ * half);
     for (int64_t t = 0; t < T_; ++t)
@@ -179,8 +198,9 @@ void Forward::attention_block(int l, std::span<const ForwardItem> items, PhaseCl
   const ModelConfig& c = model_.config();
   const LayerWeights& L = model_.weights().layers[l];
   const LayerConfig lc = c.layer(l);
-  const int64_t T = T_, E = c.n_embd, d = c.head_dim, Q = c.n_heads * d, K = c.n_kv_heads * d;
-  const int rotary = c.rotary_dims(), half = rotary / 2;
+  const int kv_heads = c.layer_kv_heads(l);
+  const int64_t T = T_, E = c.n_embd, d = c.layer_head_dim(l), Q = c.n_heads * d, K = kv_heads * d;
+  const int rotary = c.layer_rotary_dims(l), half = rotary / 2;
   const bool sliding = lc.attention == AttentionKind::Sliding;
   const bool local_rope = sliding && c.rope_theta_local > 0;
   const float* cos_l = local_rope ? cos_local_.data() : cos_.data();
@@ -188,17 +208,21 @@ void Forward::attention_block(int l, std::span<const ForwardItem> items, PhaseCl
 
   // Q, K and V in one parallel call: one quantization of the input and one synchronisation
   // of the threads instead of three.
+  // A layer whose V is its K projection (Gemma 4's K=V) multiplies by two matrices only.
+  const bool v_from_k = c.v_from_k(l);
   const ops::MatmulTarget qkv[] = {{&L.wq, c.attn_output_gate ? qg_.data() : q_.data()}, {&L.wk, k_.data()},
                                    {&L.wv, v_.data()}};
   clock.mark(ForwardPhases::kOther);
-  ops::matmul_group(qkv, xn_.data(), T, pool_);
+  ops::matmul_group(std::span(qkv, v_from_k ? 2 : 3), xn_.data(), T, pool_);
   clock.mark(ForwardPhases::kQkv);
   if (c.attn_output_gate) split_query_gate(T);
   add_bias(q_.data(), L.bq, T, Q);
   add_bias(k_.data(), L.bk, T, K);
   add_bias(v_.data(), L.bv, T, K);
+  if (v_from_k) std::memcpy(v_.data(), k_.data(), sizeof(float) * static_cast<size_t>(T * K));  // raw, before k_norm
   head_norm(q_.data(), L.q_norm, T * c.n_heads, static_cast<int>(d), c.rms_eps);
-  head_norm(k_.data(), L.k_norm, T * c.n_kv_heads, static_cast<int>(d), c.rms_eps);
+  head_norm(k_.data(), L.k_norm, T * kv_heads, static_cast<int>(d), c.rms_eps);
+  if (c.v_norm) plain_head_norm(v_.data(), T * kv_heads, static_cast<int>(d), c.rms_eps);
   for (int64_t t0 = 0, i = 0; i < static_cast<int64_t>(items.size()); ++i) {
     const int64_t n = static_cast<int64_t>(items[i].tokens.size());
     if (n && items[i].observer) items[i].observer->on_pre_rope(l, pos_[t0], n, &q_[t0 * Q], &k_[t0 * K]);
@@ -207,10 +231,10 @@ void Forward::attention_block(int l, std::span<const ForwardItem> items, PhaseCl
   for (int64_t t = 0; t < T; ++t) {
     if (rotary == d) {
       ops::rope(&q_[t * Q], c.n_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
-      ops::rope(&k_[t * K], c.n_kv_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
+      ops::rope(&k_[t * K], kv_heads, static_cast<int>(d), cos_l + t * half, sin_l + t * half);
     } else {  // partial RoPE: the first `rotary` coordinates of each head, as a head of that size
       for (int h = 0; h < c.n_heads; ++h) ops::rope(&q_[t * Q + h * d], 1, rotary, cos_l + t * half, sin_l + t * half);
-      for (int h = 0; h < c.n_kv_heads; ++h)
+      for (int h = 0; h < kv_heads; ++h)
         ops::rope(&k_[t * K + h * d], 1, rotary, cos_l + t * half, sin_l + t * half);
     }
     items[owner_[t]].cache->append(l, pos_[t], &k_[t * K], &v_[t * K]);
@@ -220,7 +244,7 @@ void Forward::attention_block(int l, std::span<const ForwardItem> items, PhaseCl
   AttentionLayer a;
   a.layer = l;
   a.n_heads = c.n_heads;
-  a.n_kv_heads = c.n_kv_heads;
+  a.n_kv_heads = kv_heads;
   a.head_dim = static_cast<int>(d);
   a.window = sliding ? lc.window : 0;
   a.softcap = c.attn_softcap;

@@ -31,7 +31,13 @@ size_t sequence_state_bytes(const ModelConfig& c) {
 }
 
 KvCacheShape kv_cache_shape(const ModelConfig& c, DType type) {
-  return KvCacheShape{c.n_layers, c.n_kv_heads, c.head_dim, type, layer_windows(c), layer_state_floats(c)};
+  KvCacheShape s{c.n_layers, c.max_kv_heads(), c.head_dim, type, layer_windows(c), layer_state_floats(c)};
+  if (c.layer_shape_differs())
+    for (int l = 0; l < c.n_layers; ++l) {
+      s.layer_kv_heads.push_back(c.layer_kv_heads(l));
+      s.layer_head_dim.push_back(c.layer_head_dim(l));
+    }
+  return s;
 }
 
 }  // namespace triattn

@@ -2,6 +2,7 @@
 // RoPE; they are reordered to halves here. qwen2/qwen3 files keep HF's halves order.
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 
 #include "core/error.h"
 #include "formats/gguf.h"
@@ -70,6 +71,66 @@ void read_gguf_delta_net(const GgufFile& gguf, const std::string& path, const Ar
   d.v_heads_tiled = true;
 }
 
+// A key that is one integer, or an array of one per layer (llama.cpp writes head_count_kv and
+// feed_forward_length so where layers differ): one value per layer; `fallback` when absent.
+std::vector<int64_t> per_layer_ints(const GgufFile& gguf, const std::string& path, const std::string& key, int n_layers,
+                                    int64_t fallback) {
+  const GgufValue* v = gguf.find(key);
+  if (!v) return std::vector<int64_t>(static_cast<size_t>(n_layers), fallback);
+  if (v->type != GgufType::ARRAY) return std::vector<int64_t>(static_cast<size_t>(n_layers), gguf.get_int(key));
+  std::vector<int64_t> out = gguf.get_int_array(key);
+  if (static_cast<int64_t>(out.size()) != n_layers)
+    fail(path, ": ", key, " has ", out.size(), " entries for ", n_layers, " layers");
+  return out;
+}
+
+// Gemma 4 (llama.cpp's gemma4 keys): sliding_window_pattern (true = sliding) per layer; the
+// full layers' head size in key_length and the sliding layers' in key_length_swa; KV heads per
+// layer; RoPE over all of the full layers' head (rope_freqs.weight stops the bands that do not
+// rotate); V = K where a full layer has no attn_v. Refuses the variants not run yet.
+void read_gguf_gemma4(const GgufFile& gguf, const std::string& path, const std::vector<int64_t>& kv_heads,
+                      ModelConfig& c) {
+  const std::string k = c.arch + ".";
+  auto dim = [&](const std::string& key, int64_t max) { return checked_dim(path, key, gguf.get_int(key), max); };
+  const std::pair<const char*, const char*> unsupported[] = {{"attention.shared_kv_layers", "KV sharing"},
+                                                             {"embedding_length_per_layer_input", "per-layer embeddings"},
+                                                             {"expert_count", "the mixture of experts"}};
+  for (const auto& [key, what] : unsupported)
+    if (gguf.get_int_opt(k + key).value_or(0) > 0) fail(path, ": ", k, key, " > 0: ", what, " is not supported yet");
+  c.layers.assign(static_cast<size_t>(c.n_layers), LayerConfig{});
+  const GgufValue* pattern = gguf.find(k + "attention.sliding_window_pattern");
+  if (pattern && (pattern->type != GgufType::ARRAY || static_cast<int64_t>(pattern->as_array().items.size()) != c.n_layers))
+    fail(path, ": ", k, "attention.sliding_window_pattern must be an array of ", c.n_layers, " booleans");
+  for (int l = 0; l < c.n_layers; ++l) {
+    const bool sliding = pattern ? pattern->as_array().items[static_cast<size_t>(l)].as_bool() : (l + 1) % 6 != 0;
+    if (sliding) c.layers[static_cast<size_t>(l)] = {AttentionKind::Sliding, c.sliding_window};
+  }
+  int full = -1, sliding = -1;
+  for (int l = 0; l < c.n_layers; ++l) (c.is_sliding(l) ? sliding : full) = l;
+  if (full < 0) fail(path, ": ", k, "attention.sliding_window_pattern has no full-attention layer");
+  for (int l = 0; l < c.n_layers; ++l)
+    if (kv_heads[static_cast<size_t>(l)] != kv_heads[static_cast<size_t>(c.is_sliding(l) ? sliding : full)])
+      fail(path, ": ", k, "attention.head_count_kv differs between layers of one type (layer ", l, ")");
+  c.n_kv_heads = checked_dim(path, k + "attention.head_count_kv", kv_heads[static_cast<size_t>(full)], ModelLimits::n_heads);
+  if (sliding >= 0) {
+    const int kv = checked_dim(path, k + "attention.head_count_kv", kv_heads[static_cast<size_t>(sliding)], ModelLimits::n_heads);
+    const int d = gguf.has(k + "attention.key_length_swa") ? dim(k + "attention.key_length_swa", ModelLimits::head_dim)
+                                                            : c.head_dim;
+    if (gguf.has(k + "attention.value_length_swa") && dim(k + "attention.value_length_swa", ModelLimits::head_dim) != d)
+      fail(path, ": ", k, "attention.value_length_swa differs from key_length_swa ", d);
+    if (gguf.has(k + "rope.dimension_count_swa") && dim(k + "rope.dimension_count_swa", ModelLimits::head_dim) != d)
+      fail(path, ": ", k, "rope.dimension_count_swa differs from key_length_swa ", d,
+           " (partial RoPE on sliding layers is not supported)");
+    c.n_kv_heads_swa = kv != c.n_kv_heads ? kv : 0;
+    c.head_dim_swa = d != c.head_dim ? d : 0;
+  }
+  if (c.rotary_dim != 0 && c.rotary_dim != c.head_dim)
+    fail(path, ": ", k, "rope.dimension_count ", c.rotary_dim, " differs from key_length ", c.head_dim,
+         " (gemma4 rotates the whole head; rope_freqs.weight stops the bands that do not rotate)");
+  c.rotary_dim = 0;
+  c.k_eq_v = !gguf.find_tensor("blk." + std::to_string(full) + ".attn_v.weight");
+}
+
 }  // namespace
 
 void load_gguf_model(ModelBuilder& m, const std::string& path) {
@@ -93,9 +154,18 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   c.name = gguf->get_string_opt("general.name").value_or(std::filesystem::path(path).stem().string());
   c.n_layers = dim(k + "block_count", Lim::n_layers);
   c.n_embd = dim(k + "embedding_length", Lim::n_embd);
-  c.n_ff = dim_or(k + "feed_forward_length", Lim::n_ff, 0);  // a MoE file may give only its experts' size
   c.n_heads = dim(k + "attention.head_count", Lim::n_heads);
-  c.n_kv_heads = dim_or(k + "attention.head_count_kv", Lim::n_heads, c.n_heads);
+  // Per-layer arrays where layers differ; only Gemma 4's sliding and full layers may.
+  const std::vector<int64_t> ff = per_layer_ints(*gguf, path, k + "feed_forward_length", c.n_layers, 0);
+  const std::vector<int64_t> kv_heads = per_layer_ints(*gguf, path, k + "attention.head_count_kv", c.n_layers, c.n_heads);
+  if (std::adjacent_find(ff.begin(), ff.end(), std::not_equal_to<>()) != ff.end())
+    fail(path, ": ", k, "feed_forward_length differs between layers (not supported)");
+  if (!traits->per_type_attention &&
+      std::adjacent_find(kv_heads.begin(), kv_heads.end(), std::not_equal_to<>()) != kv_heads.end())
+    fail(path, ": ", k, "attention.head_count_kv differs between layers (not supported for ", arch, ")");
+  // A MoE file may give only its experts' size.
+  c.n_ff = ff[0] == 0 ? 0 : checked_dim(path, k + "feed_forward_length", ff[0], Lim::n_ff);
+  c.n_kv_heads = checked_dim(path, k + "attention.head_count_kv", kv_heads[0], Lim::n_heads);
   if (gguf->has(k + "attention.key_length")) {
     c.head_dim = dim(k + "attention.key_length", Lim::head_dim);
   } else {
@@ -146,6 +216,7 @@ void load_gguf_model(ModelBuilder& m, const std::string& path) {
   c.final_softcap = static_cast<float>(gguf->get_float_opt(k + "final_logit_softcapping").value_or(0.0));
   c.query_scale = static_cast<float>(gguf->get_float_opt(k + "attention.scale").value_or(0.0));
   read_gguf_delta_net(*gguf, path, *traits, c);
+  if (traits->per_type_attention) read_gguf_gemma4(*gguf, path, kv_heads, c);
   apply_arch_traits(*info, c);
 
   std::vector<std::string> names;

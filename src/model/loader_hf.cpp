@@ -1,6 +1,7 @@
 // Hugging Face model directories: config.json + safetensors (single or sharded), HF tensor
 // names, halves RoPE layout already.
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -93,12 +94,65 @@ void read_hf_experts(const JsonFields& cfg, const json& raw, ModelConfig& c) {
 void read_hf_rope_parameters(const JsonFields& cfg, ModelConfig& c) {
   const std::optional<JsonFields> r = cfg.object_or_none("rope_parameters");
   if (!r) return;
+  if (r->has("full_attention") || r->has("sliding_attention")) return;  // per layer type (read_hf_gemma4)
   const std::string type = r->text_or("rope_type", "default");
   if (type != "default") fail(cfg.file(), ": rope_parameters.rope_type '", type, "' is not supported (default)");
   c.rope_theta = r->positive_float_or("rope_theta", c.rope_theta);
   const float fraction = r->positive_float_or("partial_rotary_factor", 1.0f);
   if (fraction > 1.0f) fail(cfg.file(), ": rope_parameters.partial_rotary_factor ", fraction, " is above 1");
   c.rotary_dim = static_cast<int>(static_cast<float>(c.head_dim) * fraction) / 2 * 2;
+}
+
+// A whole number from 0 (none) to `max`: the Gemma 4 fields whose 0 means "not used".
+int64_t count_or_zero(const JsonFields& cfg, const nlohmann::json& raw, const std::string& key, int64_t max) {
+  if (const auto it = raw.find(key); it != raw.end() && it->is_number_integer() && it->get<int64_t>() == 0) return 0;
+  return cfg.positive_int_or(key, max, 0);
+}
+
+// Gemma 4: the full layers' own head size (global_head_dim) and, where V is K's projection
+// (attention_k_eq_v), KV heads (num_global_key_value_heads); RoPE per layer type in
+// rope_parameters: the sliding layers' plain, the full layers' "proportional" (frequencies
+// over all of the head, only the first partial_rotary_factor of its pairs rotating: the others
+// get frequency 0, as llama.cpp's rope_freqs of 1e30 says). Refuses the variants not run yet.
+void read_hf_gemma4(const JsonFields& cfg, const nlohmann::json& raw, ModelConfig& c) {
+  using Lim = ModelLimits;
+  for (const char* key : {"num_kv_shared_layers", "hidden_size_per_layer_input"})
+    if (count_or_zero(cfg, raw, key, Lim::n_embd) > 0)
+      fail(cfg.file(), ": ", cfg.quoted(key), " > 0 (", key[0] == 'n' ? "KV sharing" : "per-layer embeddings",
+           ") is not supported yet");
+  if (cfg.bool_or("enable_moe_block", false)) fail(cfg.file(), ": ", cfg.quoted("enable_moe_block"), " (Gemma 4 MoE) is not supported yet");
+  const int swa_head_dim = c.head_dim, swa_kv_heads = c.n_kv_heads;
+  if (cfg.has("global_head_dim")) c.head_dim = static_cast<int>(cfg.positive_int("global_head_dim", Lim::head_dim));
+  c.k_eq_v = cfg.bool_or("attention_k_eq_v", false);
+  if (c.k_eq_v && cfg.has("num_global_key_value_heads"))
+    c.n_kv_heads = static_cast<int>(cfg.positive_int("num_global_key_value_heads", Lim::n_heads));
+  c.head_dim_swa = swa_head_dim != c.head_dim ? swa_head_dim : 0;
+  c.n_kv_heads_swa = swa_kv_heads != c.n_kv_heads ? swa_kv_heads : 0;
+  const std::optional<JsonFields> r = cfg.object_or_none("rope_parameters");
+  if (!r) return;
+  if (const std::optional<JsonFields> s = r->object_or_none("sliding_attention")) {
+    const std::string type = s->text_or("rope_type", "default");
+    if (type != "default") fail(cfg.file(), ": rope_parameters.sliding_attention.rope_type '", type, "' is not supported (default)");
+    c.rope_theta_local = s->positive_float_or("rope_theta", 10000.0f);
+  }
+  if (const std::optional<JsonFields> f = r->object_or_none("full_attention")) {
+    const std::string type = f->text_or("rope_type", "default");
+    if (type != "default" && type != "proportional")
+      fail(cfg.file(), ": rope_parameters.full_attention.rope_type '", type, "' is not supported (proportional, default)");
+    c.rope_theta = f->positive_float_or("rope_theta", 1e6f);
+    const float fraction = f->positive_float_or("partial_rotary_factor", 1.0f);
+    if (fraction > 1.0f) fail(cfg.file(), ": rope_parameters.full_attention.partial_rotary_factor ", fraction, " is above 1");
+    if (type == "default" && fraction < 1.0f)
+      fail(cfg.file(), ": rope_parameters.full_attention: a partial_rotary_factor with rope_type default is not supported");
+    // transformers divides every frequency (the still ones stay 0) by the factor: linear scaling.
+    if (const float factor = f->positive_float_or("factor", 1.0f); factor != 1.0f)
+      c.rope_scaling.type = RopeScalingType::Linear, c.rope_scaling.factor = factor;
+    const int pairs = c.head_dim / 2, rotated = static_cast<int>(fraction * static_cast<float>(c.head_dim)) / 2;
+    if (rotated < pairs) {
+      c.rope_freq_factors.assign(static_cast<size_t>(pairs), 1.0f);
+      for (int i = rotated; i < pairs; ++i) c.rope_freq_factors[static_cast<size_t>(i)] = std::numeric_limits<float>::infinity();
+    }
+  }
 }
 
 void read_hf_delta_net(const JsonFields& cfg, ModelConfig& c) {
@@ -170,6 +224,7 @@ const ArchInfo& parse_config(const JsonFields& cfg, const json& raw, const std::
     }
   }
   read_hf_rope_parameters(cfg, c);
+  if (info->traits.per_type_attention) read_hf_gemma4(cfg, raw, c);
   apply_arch_traits(*info, c);
   read_hf_delta_net(cfg, c);
   read_hf_experts(cfg, raw, c);

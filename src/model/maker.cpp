@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -139,9 +140,10 @@ std::vector<TensorSpec> model_tensors(const ModelConfig& c) {
     const bool rope_rows = r == TensorRole::Wq || r == TensorRole::Wk || r == TensorRole::Bq || r == TensorRole::Bk ||
                            r == TensorRole::QNorm || r == TensorRole::KNorm;
     TensorSpec s{hf_checkpoint_name(arch, tensor_name(a, TensorFormat::Hf, layer)),
-                 tensor_name(a, TensorFormat::Gguf, layer), role_shape(r, c), kind, rope_rows ? hd : 0, {},
+                 tensor_name(a, TensorFormat::Gguf, layer), role_shape(r, c, layer), kind, rope_rows ? hd : 0, {},
                  r == TensorRole::Router, {}, r};
     if (r == TensorRole::DnNorm) s.kind = Kind::Norm;  // a plain weight near 1, not zero-centred
+    if (r == TensorRole::LayerScale) s.kind = Kind::Norm;  // a scale near 1: every layer still counts
     using V = TensorSpec::VHeads;
     const DeltaNetConfig& d = c.delta;
     if (d.n_k_heads > 0 && d.n_v_heads > d.n_k_heads) {
@@ -433,11 +435,29 @@ ModelConfig model_preset(const std::string& name) {
     }
     apply_arch_traits(arch_info(c.arch), c);  // the DeltaNet/attention pattern first: set_ffn_kinds keeps it
     if (moe) c.set_ffn_kinds(1, {});
+  } else if (name == "gemma-4-31b" || name == "tiny-gemma4") {
+    // Gemma 4 31B: 60 layers, five sliding (window 1024; 32/16 heads of 256) then one full
+    // (32/4 heads of 512, V = K, a quarter of the pairs rotating), logits soft-capped at 30.
+    // tiny: 8 layers (5 and 7 full), 4 heads, sliding 2 KV heads of 16 (window 8), full 1 KV
+    // head of 32 with 4 of its 16 pairs rotating, soft-cap 0.5 (it bites on random weights).
+    const bool tiny = name == "tiny-gemma4";
+    c = tiny ? base("gemma4", name, 8, 64, 4, 1, 32, 128, 512, 512, 1e6f, 1e-6f)
+             : base("gemma4", name, 60, 5376, 32, 4, 512, 21504, 262144, 262144, 1e6f, 1e-6f);
+    c.head_dim_swa = tiny ? 16 : 256;
+    c.n_kv_heads_swa = tiny ? 2 : 16;
+    c.k_eq_v = true;
+    c.sliding_window = tiny ? 8 : 1024;
+    c.rope_theta_local = 10000.0f;
+    c.final_softcap = tiny ? 0.5f : 30.0f;
+    c.tied_embeddings = true;
+    // Proportional RoPE: frequencies over the whole head, the pairs past the first quarter still.
+    c.rope_freq_factors.assign(static_cast<size_t>(c.head_dim / 2), std::numeric_limits<float>::infinity());
+    std::fill_n(c.rope_freq_factors.begin(), c.head_dim / 8, 1.0f);
   } else {
     fail("unknown model preset '", name,
          "' (known: qwen3-0.6b, qwen3-8b, llama-3.2-1b, deepseek-r1-distill-qwen-7b, gemma-2-2b, gemma-3-4b, "
-         "qwen3-30b-a3b, gpt-oss-20b, qwen3.5-9b, qwen3.6-35b-a3b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, "
-         "tiny-gemma3, tiny-qwen3moe, tiny-gptoss, tiny-qwen35, tiny-qwen35moe)");
+         "qwen3-30b-a3b, gpt-oss-20b, qwen3.5-9b, qwen3.6-35b-a3b, gemma-4-31b, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-gemma2, "
+         "tiny-gemma3, tiny-qwen3moe, tiny-gptoss, tiny-qwen35, tiny-qwen35moe, tiny-gemma4)");
   }
   apply_arch_traits(arch_info(c.arch), c);
   return c;
@@ -498,6 +518,26 @@ void write_gguf_delta_keys(GgufWriter& w, const ModelConfig& cfg) {
 }
 }  // namespace
 
+namespace {
+// llama.cpp's gemma4 keys: which layers slide, the KV heads of each layer, the sliding layers'
+// head size and RoPE dimensions (key_length and rope.dimension_count are the full layers').
+void write_gguf_per_type_keys(GgufWriter& w, const ModelConfig& cfg) {
+  const std::string a = cfg.arch + ".";
+  std::vector<int32_t> kv;
+  GgufArray pattern{GgufType::BOOL, {}};
+  for (int l = 0; l < cfg.n_layers; ++l) {
+    kv.push_back(cfg.layer_kv_heads(l));
+    pattern.items.push_back(GgufValue{GgufType::BOOL, cfg.is_sliding(l)});
+  }
+  w.set(a + "attention.sliding_window_pattern", GgufValue{GgufType::ARRAY, std::move(pattern)});
+  w.set_i32_array(a + "attention.head_count_kv", kv);
+  const int d = cfg.head_dim_swa > 0 ? cfg.head_dim_swa : cfg.head_dim;
+  w.set_u32(a + "attention.key_length_swa", static_cast<uint32_t>(d));
+  w.set_u32(a + "attention.value_length_swa", static_cast<uint32_t>(d));
+  w.set_u32(a + "rope.dimension_count_swa", static_cast<uint32_t>(d));
+}
+}  // namespace
+
 void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const std::string& path) {
   cfg.validate();
   const std::string a = cfg.arch + ".";
@@ -520,7 +560,7 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
   if (cfg.rope_theta_local > 0) w.set_f32(a + "rope.freq_base_swa", cfg.rope_theta_local);
   if (cfg.attn_softcap > 0) w.set_f32(a + "attn_logit_softcapping", cfg.attn_softcap);
   if (cfg.final_softcap > 0) w.set_f32(a + "final_logit_softcapping", cfg.final_softcap);
-  if (cfg.query_scale > 0) w.set_f32(a + "attention.scale", cfg.query_scale);
+  if (cfg.query_scale > 0 && arch_info(cfg.arch).traits.query_scale == 0) w.set_f32(a + "attention.scale", cfg.query_scale);
   if (cfg.has_moe_layers()) {  // llama.cpp's keys; the norm flag only where the architecture's default differs
     w.set_u32(a + "expert_count", static_cast<uint32_t>(cfg.n_expert));
     w.set_u32(a + "expert_used_count", static_cast<uint32_t>(cfg.n_expert_used));
@@ -529,6 +569,7 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
       w.set_bool(a + "expert_weights_norm", cfg.expert_weights_norm);
   }
   if (cfg.has_delta_layers()) write_gguf_delta_keys(w, cfg);
+  if (arch_info(cfg.arch).traits.per_type_attention) write_gguf_per_type_keys(w, cfg);
   const RopeScaling& rs = cfg.rope_scaling;
   // llama3 scaling is written as llama.cpp's converter writes it: no scaling keys (llama.cpp
   // refuses the type name "llama3") and the per-band divisors in rope_freqs.weight (below).
@@ -619,8 +660,9 @@ void write_random_gguf(const ModelConfig& cfg, const MakerOptions& opt, const st
     };
     w.add_tensor_rows(t.gguf, type, t.shape, std::move(fill));
   }
-  if (rs.type == RopeScalingType::Llama3) {
-    std::vector<float> factors = llama3_freq_factors(cfg);
+  if (rs.type == RopeScalingType::Llama3 || !cfg.rope_freq_factors.empty()) {
+    std::vector<float> factors = rs.type == RopeScalingType::Llama3 ? llama3_freq_factors(cfg) : cfg.rope_freq_factors;
+    for (float& f : factors) f = std::min(f, 1e30f);  // llama.cpp's "does not rotate"
     w.add_tensor("rope_freqs.weight", DType::F32, {static_cast<int64_t>(factors.size())}, factors.data(),
                  factors.size() * sizeof(float));
   }
@@ -672,6 +714,50 @@ nlohmann::ordered_json hf_text_config_json(const ModelConfig& cfg, const ArchInf
     t["moe_intermediate_size"] = cfg.n_ff_expert;
     t["shared_expert_intermediate_size"] = cfg.n_ff_shared;
   }
+  t["bos_token_id"] = 1;
+  t["eos_token_id"] = 2;
+  nlohmann::ordered_json c;
+  c["architectures"] = {std::string(arch.hf_class)};
+  c["model_type"] = std::string(arch.hf_types.front());
+  c["text_config"] = t;
+  c["tie_word_embeddings"] = cfg.tied_embeddings;
+  c["torch_dtype"] = dtype;
+  return c;
+}
+
+// config.json of Gemma 4 as released (Gemma4ForConditionalGeneration): the text model in
+// "text_config" with head_dim / num_key_value_heads of the sliding layers, global_head_dim /
+// num_global_key_value_heads of the full ones, and RoPE per layer type.
+nlohmann::ordered_json hf_gemma4_config_json(const ModelConfig& cfg, const ArchInfo& arch, const std::string& dtype) {
+  if (!cfg.k_eq_v && cfg.n_kv_heads_swa > 0)
+    fail("model maker: gemma4's config.json gives the full layers their own KV heads only with attention_k_eq_v");
+  nlohmann::ordered_json t;
+  t["model_type"] = std::string(arch.hf_types.at(1));
+  add_hf_sizes(cfg, t);
+  t["head_dim"] = cfg.head_dim_swa > 0 ? cfg.head_dim_swa : cfg.head_dim;
+  t["global_head_dim"] = cfg.head_dim;
+  t["num_key_value_heads"] = cfg.n_kv_heads_swa > 0 ? cfg.n_kv_heads_swa : cfg.n_kv_heads;
+  t["num_global_key_value_heads"] = cfg.n_kv_heads;
+  t["attention_k_eq_v"] = cfg.k_eq_v;
+  t["hidden_activation"] = "gelu_pytorch_tanh";
+  t["sliding_window"] = cfg.sliding_window;
+  nlohmann::ordered_json types = nlohmann::ordered_json::array();
+  for (int l = 0; l < cfg.n_layers; ++l) types.push_back(cfg.is_sliding(l) ? "sliding_attention" : "full_attention");
+  t["layer_types"] = types;
+  int rotated = cfg.head_dim / 2;
+  if (!cfg.rope_freq_factors.empty())
+    rotated = static_cast<int>(std::count(cfg.rope_freq_factors.begin(), cfg.rope_freq_factors.end(), 1.0f));
+  t["rope_parameters"] = {
+      {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", clean(cfg.rope_theta_local)}}},
+      {"full_attention",
+       {{"rope_type", "proportional"},
+        {"partial_rotary_factor", clean(2.0f * static_cast<float>(rotated) / static_cast<float>(cfg.head_dim))},
+        {"rope_theta", clean(cfg.rope_theta)}}}};
+  t["final_logit_softcapping"] = cfg.final_softcap > 0 ? nlohmann::ordered_json(clean(cfg.final_softcap)) : nullptr;
+  t["num_kv_shared_layers"] = 0;
+  t["hidden_size_per_layer_input"] = 0;
+  t["enable_moe_block"] = false;
+  t["tie_word_embeddings"] = cfg.tied_embeddings;
   t["bos_token_id"] = 1;
   t["eos_token_id"] = 2;
   nlohmann::ordered_json c;
@@ -771,7 +857,8 @@ void write_random_hf(const ModelConfig& cfg, const MakerOptions& opt, const std:
   c["bos_token_id"] = 1;
   c["eos_token_id"] = 2;
   c["torch_dtype"] = type == DType::F32 ? "float32" : type == DType::F16 ? "float16" : "bfloat16";
-  if (arch.traits.hf_text_config) c = hf_text_config_json(cfg, arch, c["torch_dtype"]);
+  if (arch.traits.per_type_attention) c = hf_gemma4_config_json(cfg, arch, c["torch_dtype"]);
+  else if (arch.traits.hf_text_config) c = hf_text_config_json(cfg, arch, c["torch_dtype"]);
   write_text(root / "config.json", c.dump(2) + "\n");
 
   // tokenizer.json: the same vocabulary as the GGUF, as an HF BPE with byte fallback.

@@ -23,6 +23,9 @@ namespace triattn {
 // "gpt-oss-20b" (real shape: 24 layers alternating sliding 128 / full, 32 experts of 2880, 4
 // used, YaRN x32) and "tiny-gptoss" (4 layers, window 4, 8 experts of 32, 2 used, YaRN x32
 // over an original context of 512).
+// "gemma-4-31b" (real shape: 60 layers, sliding 32/16 heads of 256, full 32/4 of 512 with V = K
+// and proportional RoPE) and "tiny-gemma4" (8 layers, 5 and 7 full; sliding 4/2 heads of 16,
+// window 8; full 4/1 heads of 32, 4 of 16 pairs rotating).
 ModelConfig model_preset(const std::string& name);
 // Changes the layer count (make-model --layers), the layer pattern following the architecture
 // (a MoE preset's dense layers stay dense, added layers are MoE).

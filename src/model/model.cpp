@@ -88,7 +88,7 @@ std::vector<const TensorView*> LayerWeights::tensors() const {
   for (const TensorView* e : expert_stacks()) t.push_back(e);
   for (const TensorView* v : {&attn_norm, &bq, &bk, &bv, &q_norm, &k_norm, &post_attn_norm, &ffn_norm, &post_ffn_norm,
                               &bo, &sinks, &router_bias, &gate_exps_bias, &up_exps_bias, &down_exps_bias, &dn_conv,
-                              &dn_dt_bias, &dn_a, &dn_norm, &shared_gate_inp})
+                              &dn_dt_bias, &dn_a, &dn_norm, &shared_gate_inp, &layer_scale})
     t.push_back(v);
   return t;
 }

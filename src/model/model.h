@@ -41,6 +41,7 @@ struct LayerWeights {
   // A MoE layer's shared expert (cfg.n_ff_shared): f32 gate weights [n_embd] for its sigmoid
   // scale, and its SwiGLU [n_ff_shared, n_embd] x2, [n_embd, n_ff_shared].
   TensorView shared_gate_inp, shared_gate, shared_up, shared_down;
+  TensorView layer_scale;  // f32 [1], empty unless cfg.layer_scale (Gemma 4)
 
   // The matrices a token is multiplied by, apart from the routed experts (repacking, byte
   // and FLOP counts walk these lists), and the routed expert stacks.

@@ -120,6 +120,7 @@ TensorView* role_slot(ModelWeights& w, TensorRole r, int layer) {
     case TensorRole::SharedGate: return &L.shared_gate;
     case TensorRole::SharedUp: return &L.shared_up;
     case TensorRole::SharedDown: return &L.shared_down;
+    case TensorRole::LayerScale: return &L.layer_scale;
     default: break;
   }
   fail("internal: tensor role without a slot");
@@ -187,7 +188,6 @@ void check_model_weights(const Model& model) {
   const ModelWeights& w = model.weights();
   const std::string& what = model.path();
   const int64_t E = c.n_embd, F = c.n_ff, V = c.vocab_size;
-  const int64_t Q = static_cast<int64_t>(c.n_heads) * c.head_dim, K = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
   auto matrix = [&](const TensorView& t, std::vector<int64_t> shape, const std::string& name) {
     check_shape(t, shape, name, what);
     if (t.type == DType::I32) fail(what, ": tensor '", name, "' has integer type; weights must be float or quantized");
@@ -207,6 +207,8 @@ void check_model_weights(const Model& model) {
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& L = w.layers[l];
     const std::string p = "layer " + std::to_string(l) + " ";
+    const int64_t d = c.layer_head_dim(l);
+    const int64_t Q = static_cast<int64_t>(c.n_heads) * d, K = static_cast<int64_t>(c.layer_kv_heads(l)) * d;
     vec(L.attn_norm, E, p + "attn_norm");
     vec(L.ffn_norm, E, p + "ffn_norm");
     if (c.post_norms) {
@@ -227,7 +229,11 @@ void check_model_weights(const Model& model) {
     } else {
       matrix(L.wq, {c.attn_output_gate ? 2 * Q : Q, E}, p + "q");
       matrix(L.wk, {K, E}, p + "k");
-      matrix(L.wv, {K, E}, p + "v");
+      if (c.v_from_k(l)) {
+        if (!L.wv.empty()) fail(what, ": ", p, "has a v projection, but V is its K projection (attention_k_eq_v)");
+      } else {
+        matrix(L.wv, {K, E}, p + "v");
+      }
       matrix(L.wo, {E, Q}, p + "o");
     }
     if (c.is_moe(l) && c.n_ff_shared > 0) {
@@ -262,9 +268,10 @@ void check_model_weights(const Model& model) {
     if (c.attn_out_bias) vec(L.bo, E, p + "o bias");
     if (c.attn_sinks) vec(L.sinks, c.n_heads, p + "attention sinks");
     if (c.qk_norm && !c.is_delta(l)) {
-      vec(L.q_norm, c.head_dim, p + "q_norm");
-      vec(L.k_norm, c.head_dim, p + "k_norm");
+      vec(L.q_norm, d, p + "q_norm");
+      vec(L.k_norm, d, p + "k_norm");
     }
+    if (c.layer_scale) vec(L.layer_scale, 1, p + "layer scalar");
   }
 }
 
