@@ -51,8 +51,9 @@ ojson instance(std::mt19937& rng) {
   };
   ojson o;
   char uuid[40];
-  std::snprintf(uuid, sizeof uuid, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(rng()), rng() & 0xFFFFu,
-                rng() & 0xFFFFu, rng() & 0xFFFFu, static_cast<unsigned long long>(rng()) * 4099ULL % 0xFFFFFFFFFFFFULL);
+  std::snprintf(uuid, sizeof uuid, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(rng()),
+                static_cast<unsigned>(rng() & 0xFFFFu), static_cast<unsigned>(rng() & 0xFFFFu),
+                static_cast<unsigned>(rng() & 0xFFFFu), static_cast<unsigned long long>(rng()) * 4099ULL % 0xFFFFFFFFFFFFULL);
   o["id"] = uuid;
   o["name"] = pick({"Ada Lovelace", "Zoë Ångström", "李小龙", "Jean-Luc Picard", "O'Brien \"Chief\""});
   o["status"] = pick({"active", "inactive", "pending"});
