@@ -5,8 +5,8 @@
 // defaults overridden by kv_policy and a field per KV knob: kv_budget, divide_length, window,
 // sink, protect_prompt, pruning_mode and the policies' own, obs_window, ...), and a grammar
 // from response_format or `grammar` (server/grammar_fields.h). Fields of the API that the
-// server does not implement (tools, logit_bias, best_of, suffix) are refused by name; fields it does not know at all are
-// ignored, as OpenAI clients send extras of their own.
+// server does not implement (functions, logit_bias, best_of, suffix) are refused by name; fields it does not know at
+// all are ignored, as OpenAI clients send extras of their own. Tools: server/tool_fields.h.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +24,7 @@
 namespace triattn::server {
 
 class GrammarCache;
+struct ToolRequest;
 
 struct CompletionRequest {
   bool chat = false;
@@ -40,6 +41,7 @@ struct CompletionRequest {
   GenerateOptions options;
   SamplerParams sampling;
   KvSettings kv;
+  std::shared_ptr<const ToolRequest> tools;  // chat with tools offered; null: none
 };
 
 struct RequestDefaults {
