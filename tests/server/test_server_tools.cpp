@@ -158,6 +158,43 @@ TEST_F(ToolsServerTest, StreamedDeltasReassembleToTheSameCall) {
   EXPECT_EQ(content, "");
 }
 
+// auto: what the model writes is read for calls (a GBNF grammar makes this model write a
+// call after some text); streamed, the text comes as content and the call as deltas.
+TEST_F(ToolsServerTest, AutoReadsCallsOutOfTheText) {
+  json body = request("auto", 2);
+  body["grammar"] = "root ::= \"Hi there.\\n<tool_call>\\n{\\\"name\\\": \\\"get_time\\\", \\\"arguments\\\": "
+                    "{\\\"utc\\\": true}}\\n</tool_call>\"";
+  auto r = post(body);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json c = json::parse(r->body)["choices"][0];
+  EXPECT_EQ(c["finish_reason"], "tool_calls") << c;
+  EXPECT_EQ(c["message"]["content"], "Hi there.") << c;
+  ASSERT_EQ(c["message"]["tool_calls"].size(), 1u) << c;
+  EXPECT_EQ(c["message"]["tool_calls"][0]["function"], json({{"name", "get_time"}, {"arguments", "{\"utc\":true}"}}));
+
+  body["stream"] = true;
+  auto s = post(body);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->status, 200) << s->body;
+  std::string content, calls, finish;
+  std::istringstream lines(s->body);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.starts_with("data: {")) continue;
+    const json e = json::parse(line.substr(6));
+    if (e["choices"].empty()) continue;
+    const json& ch = e["choices"][0];
+    if (ch["finish_reason"].is_string()) finish = ch["finish_reason"];
+    if (ch["delta"].contains("content")) content += ch["delta"]["content"].get<std::string>();
+    if (ch["delta"].contains("tool_calls")) calls += ch["delta"]["tool_calls"].dump() + "\n";
+  }
+  EXPECT_EQ(content, "Hi there.");
+  EXPECT_EQ(finish, "tool_calls");
+  EXPECT_NE(calls.find("\"name\":\"get_time\""), std::string::npos) << calls;
+  EXPECT_NE(calls.find("\"arguments\":\"{\\\"utc\\\":true}\""), std::string::npos) << calls;
+}
+
 // The prompt is what the template renders with the tools and the tool history: its length in
 // bytes (this model's tokens) matches a render of the same conversation here.
 TEST_F(ToolsServerTest, ToolsAndHistoryReachTheTemplate) {
