@@ -169,7 +169,8 @@ void refuse_unsupported(const json& body) {
     bad(name, what + " is not supported by this server (leave it out)");
   };
   // The legacy form of tools (tools / tool_choice are read by server/tool_fields.h).
-  if (const json* v = field(body, "functions"); v && !(v->is_array() && v->empty())) refuse("functions", "the legacy form of tools (send 'tools')");
+  if (const json* v = field(body, "functions"); v && !(v->is_array() && v->empty()))
+    refuse("functions", "the legacy form of tools (send 'tools')");
   if (const json* v = field(body, "function_call"); v && !(v->is_string() && v->get<std::string>() == "none"))
     refuse("function_call", "the legacy form of tools (send 'tool_choice')");
   for (const char* name : {"presence_penalty", "frequency_penalty"})

@@ -85,7 +85,9 @@ std::shared_ptr<const ToolRequest> tools_of_request(const json& body, const std:
       if (c == "auto") r->choice = ToolRequest::Choice::Auto;
       else if (c == "none") r->choice = ToolRequest::Choice::None;
       else if (c == "required") r->choice = ToolRequest::Choice::Required;
-      else refuse_tool_field("tool_choice", "must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}, got " + it->dump());
+      else
+        refuse_tool_field("tool_choice", "must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", "
+                                         "\"function\": {\"name\": ...}}, got " + it->dump());
     } else if (it->is_object()) {
       const json& c = *it;
       if (!c.contains("type") || c["type"] != "function")
