@@ -4,7 +4,8 @@ namespace triattn::server {
 
 using json = nlohmann::json;
 
-ToolCallReader::ToolCallReader(const ToolRequest& t) : syntax_(t.syntax), parser_(t.syntax, t.tools) {}
+ToolCallReader::ToolCallReader(const ToolRequest& t)
+    : syntax_(t.syntax), parallel_(t.parallel), parser_(t.syntax, t.tools) {}
 
 ToolCallReader::Out ToolCallReader::push(const std::string& piece) { return take(parser_.push(piece), false); }
 
@@ -23,11 +24,13 @@ ToolCallReader::Out ToolCallReader::take(ToolCallParser::Out o, bool at_end) {
     text_seen_ = true;
   }
   if (!o.calls.empty() || at_end) blank_.clear();
-  for (ParsedToolCall& c : o.calls)
+  for (ParsedToolCall& c : o.calls) {
+    if (!parallel_ && count_ > 0) break;
     out.calls.push_back({{"index", count_++},
                          {"id", new_tool_call_id(syntax_)},
                          {"type", "function"},
                          {"function", {{"name", std::move(c.name)}, {"arguments", std::move(c.arguments)}}}});
+  }
   return out;
 }
 

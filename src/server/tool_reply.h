@@ -1,7 +1,8 @@
 #pragma once
 // The tool calls of one chat choice, read from its text as it comes (both the whole reply and
 // the stream use it): the calls become message.tool_calls / delta.tool_calls with fresh ids,
-// the rest stays content. White space between calls and around them is not content.
+// the rest stays content. White space between calls and around them is not content. With
+// parallel_tool_calls false, calls after the first are dropped.
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ class ToolCallReader {
   Out take(ToolCallParser::Out o, bool at_end);
 
   ToolSyntax syntax_;
+  bool parallel_;  // false: the first call only (parallel_tool_calls)
   ToolCallParser parser_;
   std::string blank_;  // white space held until text follows it
   bool text_seen_ = false;

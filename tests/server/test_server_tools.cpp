@@ -193,6 +193,17 @@ TEST_F(ToolsServerTest, AutoReadsCallsOutOfTheText) {
   EXPECT_EQ(finish, "tool_calls");
   EXPECT_NE(calls.find("\"name\":\"get_time\""), std::string::npos) << calls;
   EXPECT_NE(calls.find("\"arguments\":\"{\\\"utc\\\":true}\""), std::string::npos) << calls;
+
+  // Two calls written: both read, or the first alone with parallel_tool_calls false.
+  body["stream"] = false;
+  body["grammar"] = "root ::= call \"\\n\" call\ncall ::= \"<tool_call>{\\\"name\\\": \\\"get_time\\\"}</tool_call>\"";
+  for (const bool parallel : {true, false}) {
+    body["parallel_tool_calls"] = parallel;
+    auto p = post(body);
+    ASSERT_TRUE(p);
+    ASSERT_EQ(p->status, 200) << p->body;
+    EXPECT_EQ(json::parse(p->body)["choices"][0]["message"]["tool_calls"].size(), parallel ? 2u : 1u) << p->body;
+  }
 }
 
 // The prompt is what the template renders with the tools and the tool history: its length in
