@@ -331,13 +331,11 @@ bool ToolCallParser::call_region(Out& out, bool at_end) {
 
 std::optional<std::vector<ParsedToolCall>> ToolCallParser::parse_region(std::string_view body) const {
   switch (syntax_) {
-    case ToolSyntax::Hermes: {
-      auto c = call_of_object(ojson::parse(trim(body), nullptr, false));
-      if (!c) return std::nullopt;
-      return std::vector<ParsedToolCall>{std::move(*c)};
-    }
+    case ToolSyntax::Hermes:
     case ToolSyntax::QwenXml: {
-      auto c = xml_call(body, tools_);
+      // Either form inside <tool_call>: a Qwen3.5 model may still write the JSON one.
+      auto c = syntax_ == ToolSyntax::QwenXml ? xml_call(body, tools_) : std::nullopt;
+      if (!c) c = call_of_object(ojson::parse(trim(body), nullptr, false));
       if (!c) return std::nullopt;
       return std::vector<ParsedToolCall>{std::move(*c)};
     }

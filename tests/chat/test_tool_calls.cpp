@@ -120,6 +120,9 @@ TEST(ToolCalls, QwenXmlValuesByParameterType) {
                   "Sure.\n\n<tool_call>\n<function=lookup>\n<parameter=q>\nmulti\nline\n</parameter>\n<parameter=opts>\n"
                   "{\"a\": [1, 2]}\n</parameter>\n</function>\n</tool_call>",
                   "Sure.\n\n", "lookup {\"q\":\"multi\\nline\",\"opts\":{\"a\":[1,2]}}\n");
+  // The JSON form inside <tool_call> is read too.
+  tc_expect_parse(ToolSyntax::QwenXml, "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>", "",
+                  "get_time {}\n");
 }
 
 TEST(ToolCalls, Llama3Json) {
