@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 
 namespace triattn {
 
@@ -139,7 +140,8 @@ std::optional<ParsedToolCall> xml_call(std::string_view body, const std::vector<
   body = trim(body);
   constexpr std::string_view fn_open = "<function=", fn_close = "</function>", p_open = "<parameter=",
                              p_close = "</parameter>";
-  if (!body.starts_with(fn_open) || !body.ends_with(fn_close)) return std::nullopt;
+  if (body.size() < fn_open.size() + fn_close.size() || !body.starts_with(fn_open) || !body.ends_with(fn_close))
+    return std::nullopt;
   body = body.substr(fn_open.size(), body.size() - fn_open.size() - fn_close.size());
   const size_t gt = body.find('>');
   if (gt == std::string_view::npos || gt == 0) return std::nullopt;
