@@ -44,6 +44,7 @@ class ChatPrompt {
   std::vector<int32_t> tokenize_continuation(const std::string& text) const;
 
   const std::string& origin() const { return origin_; }  // e.g. "GGUF tokenizer.chat_template"
+  const std::string& template_source() const { return tpl_->source(); }
   bool is_fallback() const { return fallback_; }
   const std::string& bos_text() const { return bos_text_; }
 

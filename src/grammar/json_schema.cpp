@@ -49,14 +49,18 @@ std::string rule_name(const std::string& path) {
 
 class Compiler {
  public:
-  explicit Compiler(const json& root) : root_(root) {}
+  Compiler(const json& root, std::string prefix) : root_(root), prefix_(std::move(prefix)) {}
 
   std::string run() {
-    const std::string top = schema_rule(root_, "#");
-    std::string out = "root ::= ws " + top + " ws\n";
-    out += kCommonRules;
-    for (const auto& [name, body] : rules_) out += name + " ::= " + body + "\n";
-    return out;
+    const SchemaRules r = own_rules();
+    return "root ::= ws " + r.top + " ws\n" + kCommonRules + r.rules;
+  }
+
+  SchemaRules own_rules() {
+    SchemaRules r;
+    r.top = schema_rule(root_, "#");
+    for (const auto& [name, body] : rules_) r.rules += name + " ::= " + body + "\n";
+    return r;
   }
 
  private:
@@ -68,7 +72,7 @@ class Compiler {
   std::string schema_rule(const json& s, const std::string& path) {
     auto it = names_.find(path);
     if (it != names_.end()) return it->second;
-    std::string name = rule_name(path);
+    std::string name = prefix_ + rule_name(path);
     while (rules_.count(name)) name += "x";
     names_[path] = name;
     rules_[name] = "";  // reserved while compiling (recursion)
@@ -347,7 +351,7 @@ class Compiler {
     const size_t n = props.size();
     auto kv = [&](size_t i) { return props[i].first + " ws \":\" ws " + props[i].second; };
     std::vector<std::string> after(n + 1), body(n + 1);
-    std::string base = rule_name(path) + "-o";
+    std::string base = prefix_ + rule_name(path) + "-o";
     while (rules_.count(base + "-body0")) base += "x";
     for (size_t k = n + 1; k-- > 0;) {
       if (k == n) {
@@ -370,13 +374,20 @@ class Compiler {
   }
 
   const json& root_;
+  const std::string prefix_;  // of every rule this schema adds
   std::map<std::string, std::string> names_;  // schema path -> rule
   std::map<std::string, std::string> rules_;  // rule -> body
 };
 
 }  // namespace
 
-std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema) { return Compiler(schema).run(); }
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema) { return Compiler(schema, "").run(); }
+
+SchemaRules json_schema_rules(const nlohmann::ordered_json& schema, const std::string& prefix) {
+  return Compiler(schema, prefix).own_rules();
+}
+
+std::string json_common_gbnf() { return kCommonRules; }
 
 std::string json_object_gbnf() { return std::string("root ::= ws object ws\n") + kCommonRules; }
 

@@ -19,6 +19,14 @@ namespace triattn::grammar {
 
 // Ordered: properties are generated in the order the schema lists them.
 std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema);
+// A schema's own rules, each name starting with `prefix`, for a grammar that embeds several
+// schemas (tool calls): `top` is the rule of the whole schema, without the white space
+// around it. The rules they share (ws, string, value, ...) are json_common_gbnf(), added once.
+struct SchemaRules {
+  std::string top, rules;
+};
+SchemaRules json_schema_rules(const nlohmann::ordered_json& schema, const std::string& prefix);
+std::string json_common_gbnf();
 // Any JSON object (response_format json_object).
 std::string json_object_gbnf();
 

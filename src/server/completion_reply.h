@@ -22,6 +22,7 @@
 #include "server/completion_response.h"
 #include "server/http/http_server.h"
 #include "server/metrics.h"
+#include "server/tool_reply.h"
 
 namespace triattn::server {
 
@@ -104,6 +105,7 @@ class StreamReply : public http::BodyStream {
     bool first = true;  // no chunk yet (chat: the first carries the role)
     bool finished = false;
     std::unique_ptr<ReasoningSplit> split;
+    std::unique_ptr<ToolCallReader> tools;  // chat with tools: the calls read from the text
   };
   ReplyParts p_;
   std::vector<Sent> sent_;

@@ -12,6 +12,7 @@
 #include "server/api_error.h"
 #include "server/grammar_fields.h"
 #include "server/request_fields.h"
+#include "server/tool_fields.h"
 
 namespace triattn::server {
 
@@ -107,7 +108,9 @@ std::vector<int32_t> prompt_of_completion(const json& body, const Model& model, 
   bad("prompt", "must be a string, a list of one string, or a list of token ids (batches of prompts are not supported)");
 }
 
-std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_prompt, std::string* text_out) {
+std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_prompt, const ToolRequest* tools,
+                                    std::string* text_out) {
+  const ToolSyntax syntax = tool_syntax_of_template(chat_prompt.template_source());
   const json* m = field(body, "messages");
   if (!m) bad("messages", "is required");
   if (!m->is_array() || m->empty()) bad("messages", "must be a non-empty list of {role, content} objects");
@@ -132,8 +135,10 @@ std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_pro
       bad(at + ".content", "must be a string or a list of text parts");
     }
     messages.push_back(chat_message(role->get<std::string>(), text));
+    add_tool_history(msg, at, syntax, messages.back());
   }
   nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();
+  if (tools && tools->reads_calls()) kwargs["tools"] = tools->template_tools;
   if (const json* k = field(body, "chat_template_kwargs")) {
     if (!k->is_object()) bad("chat_template_kwargs", "must be an object");
     for (auto it = k->begin(); it != k->end(); ++it) kwargs[it.key()] = it.value();
@@ -178,6 +183,13 @@ json metadata_of(const json& body) {
     if (it->get<std::string>().size() > 512) bad("metadata", "values may be at most 512 characters ('" + it.key() + "')");
   }
   return *v;
+}
+
+// The vocabulary for grammars: the server's, else built for this request.
+std::shared_ptr<const grammar::VocabTrie> vocab_of(const Model& model, const RequestDefaults& defaults) {
+  if (defaults.vocab) return defaults.vocab;
+  return std::make_shared<const grammar::VocabTrie>(
+      grammar::VocabTrie::from_tokenizer(model.tokenizer(), static_cast<size_t>(model.config().vocab_size)));
 }
 
 uint64_t random_seed() {
@@ -291,17 +303,26 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
   r.sampling.seed = field(body, "seed") ? static_cast<uint64_t>(integer(body, "seed", 0, 0, std::numeric_limits<int64_t>::max()))
                                         : random_seed();
 
-  if (field(body, "response_format") || field(body, "grammar")) {
-    auto vocab = defaults.vocab ? defaults.vocab
-                                : std::make_shared<const grammar::VocabTrie>(grammar::VocabTrie::from_tokenizer(
-                                    model.tokenizer(), static_cast<size_t>(model.config().vocab_size)));
-    r.options.grammar = grammar_of_request(body, raw_body, std::move(vocab), defaults.grammars.get());
-  }
+  if (field(body, "response_format") || field(body, "grammar"))
+    r.options.grammar = grammar_of_request(body, raw_body, vocab_of(model, defaults), defaults.grammars.get());
 
   r.kv = defaults.kv;
   apply_kv_fields(body, r.kv);
-  r.prompt = chat ? prompt_of_chat(body, chat_prompt, &r.prompt_text) : prompt_of_completion(body, model, &r.prompt_text);
+  if (chat) {
+    r.tools = tools_of_request(body, raw_body, chat_prompt.template_source());
+  } else {
+    for (const char* name : {"tools", "tool_choice", "parallel_tool_calls"})
+      if (field(body, name)) bad(name, "belongs to /v1/chat/completions");
+  }
+  r.prompt = chat ? prompt_of_chat(body, chat_prompt, r.tools.get(), &r.prompt_text)
+                  : prompt_of_completion(body, model, &r.prompt_text);
   if (r.prompt.empty()) bad(chat ? "messages" : "prompt", "gives no tokens");
+  if (r.tools && r.tools->forces_calls()) {
+    if (r.options.grammar)
+      bad("tool_choice", "forces a call, which cannot be combined with 'response_format' or 'grammar' (send one of them)");
+    r.options.grammar = tool_grammar(*r.tools, r.prompt_text, chat_prompt.template_source(), vocab_of(model, defaults),
+                                     defaults.grammars.get());
+  }
   // Prompt log-probabilities are one record per prompt token: up to the context, not for a
   // prompt that only a compressing policy can take in.
   const int64_t context = model.config().context_length;

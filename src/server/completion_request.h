@@ -7,6 +7,7 @@
 // from response_format or `grammar` (server/grammar_fields.h). Fields of the API that the
 // server does not implement (tools, best_of, suffix, audio, ...) are refused by name, and so
 // are fields it does not know at all (server/request_fields.h): none is silently ignored.
+// Tools: server/tool_fields.h.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 namespace triattn::server {
 
 class GrammarCache;
+struct ToolRequest;
 
 struct CompletionRequest {
   bool chat = false;
@@ -41,6 +43,7 @@ struct CompletionRequest {
   GenerateOptions options;
   SamplerParams sampling;
   KvSettings kv;
+  std::shared_ptr<const ToolRequest> tools;  // chat with tools offered; null: none
 };
 
 struct RequestDefaults {

@@ -84,6 +84,12 @@ std::shared_ptr<grammar::TokenMasker> grammar_of_request(const json& body, const
     if (gbnf.empty()) return nullptr;
   }
   if (gbnf.empty()) return nullptr;
+  return compile_grammar(gbnf, field, std::move(vocab), cache);
+}
+
+std::shared_ptr<grammar::TokenMasker> compile_grammar(const std::string& gbnf, const std::string& field,
+                                                      std::shared_ptr<const grammar::VocabTrie> vocab,
+                                                      GrammarCache* cache) {
   if (cache)
     if (auto m = cache->find(gbnf)) return m;
   std::shared_ptr<grammar::Grammar> g;

@@ -40,4 +40,10 @@ std::shared_ptr<grammar::TokenMasker> grammar_of_request(const nlohmann::json& b
                                                          std::shared_ptr<const grammar::VocabTrie> vocab,
                                                          GrammarCache* cache = nullptr);
 
+// A grammar's masker, from the cache or compiled (and kept there); refusals name `field`: a
+// text that does not parse, a grammar this vocabulary cannot spell.
+std::shared_ptr<grammar::TokenMasker> compile_grammar(const std::string& gbnf, const std::string& field,
+                                                      std::shared_ptr<const grammar::VocabTrie> vocab,
+                                                      GrammarCache* cache = nullptr);
+
 }  // namespace triattn::server

@@ -70,13 +70,13 @@ constexpr KnownField kKnownFields[] = {
     {"grammar", kEveryEndpoint},
     {"chat_template_kwargs", kChatField},
     {"kv_policy", kEveryEndpoint},
-    // Refused by name. Calling tools (tools, tool_choice, functions, function_call,
-    // parallel_tool_calls) is being implemented; until then it is refused.
-    {"tools", kEveryEndpoint, "calling tools", asks_no_tools},
-    {"functions", kEveryEndpoint, "calling tools", asks_no_tools},
-    {"tool_choice", kEveryEndpoint, "calling tools", asks_no_tool_call},
-    {"function_call", kEveryEndpoint, "calling tools", asks_no_tool_call},
-    {"parallel_tool_calls", kChatField, "calling tools"},
+    // Tool calls (server/tool_fields.h): chat only, through the model's template.
+    {"tools", kChatField},
+    {"tool_choice", kChatField},
+    {"parallel_tool_calls", kChatField},
+    // Refused by name. The legacy form of tools.
+    {"functions", kEveryEndpoint, "the legacy form of tools (send 'tools')", asks_no_tools},
+    {"function_call", kEveryEndpoint, "the legacy form of tools (send 'tool_choice')", asks_no_tool_call},
     {"best_of", kEveryEndpoint, "best_of", asks_one_candidate},
     {"suffix", kEveryEndpoint, "suffix (fill-in-the-middle)", asks_no_suffix},
     {"audio", kChatField, "audio output"},

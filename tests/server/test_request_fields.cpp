@@ -48,9 +48,7 @@ const std::vector<AuditField>& audit_chat_fields() {
       {"modalities", Use::Refused, json::array({"text", "audio"})},
       {"moderation", Use::Refused, {{"model", "m"}}},
       {"n", Use::Honoured, 2},
-      // Calling tools (tools, tool_choice, parallel_tool_calls, functions, function_call) is
-      // being implemented: refused until then.
-      {"parallel_tool_calls", Use::Refused, false},
+      {"parallel_tool_calls", Use::Honoured, false, {{"tools", json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}})}}},
       {"prediction", Use::Refused, {{"type", "content"}, {"content", "x"}}},
       {"presence_penalty", Use::Honoured, 0.5},
       {"prompt_cache_key", Use::Refused, "k"},
@@ -66,8 +64,8 @@ const std::vector<AuditField>& audit_chat_fields() {
       {"stream", Use::Honoured, true},
       {"stream_options", Use::Honoured, {{"include_usage", true}}},
       {"temperature", Use::Honoured, 0.5},
-      {"tool_choice", Use::Refused, "auto"},
-      {"tools", Use::Refused, json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}})},
+      {"tool_choice", Use::Honoured, "none", {{"tools", json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}})}}},
+      {"tools", Use::Honoured, json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}})},
       {"top_logprobs", Use::Honoured, 3, {{"logprobs", true}}},
       {"top_p", Use::Honoured, 0.5},
       {"user", Use::Checked, "u1", nullptr, 5},
