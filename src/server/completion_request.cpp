@@ -215,11 +215,9 @@ void apply_kv_fields(const json& body, KvSettings& kv) {
 
 }  // namespace
 
-CompletionRequest parse_completion_request(const json& body, bool chat, const Model& model,
-                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults,
-                                           const std::string* raw_body) {
+CompletionRequest parse_generation_fields(const json& body, bool chat, const Model& model,
+                                          const RequestDefaults& defaults, const std::string* raw_body) {
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
-  refuse_unsupported(body);
   CompletionRequest r;
   r.chat = chat;
   if (const json* m = field(body, "model"); m && !m->is_string()) bad("model", "must be a string");
@@ -276,6 +274,15 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
 
   r.kv = defaults.kv;
   apply_kv_fields(body, r.kv);
+  return r;
+}
+
+CompletionRequest parse_completion_request(const json& body, bool chat, const Model& model,
+                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults,
+                                           const std::string* raw_body) {
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  refuse_unsupported(body);
+  CompletionRequest r = parse_generation_fields(body, chat, model, defaults, raw_body);
   r.prompt = chat ? prompt_of_chat(body, chat_prompt, &r.prompt_text) : prompt_of_completion(body, model, &r.prompt_text);
   if (r.prompt.empty()) bad(chat ? "messages" : "prompt", "gives no tokens");
   // Prompt log-probabilities are one record per prompt token: up to the context, not for a
