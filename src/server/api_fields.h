@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/api_error.h"
 #include "server/completion_request.h"
 
 namespace triattn::server {

@@ -342,7 +342,8 @@ std::string ResponsesFormat::close_item() {
 
 std::string ResponsesFormat::stream_begin() {
   const json o = object("in_progress", json::array());
-  return event("response.created", {{"response", o}}) + event("response.in_progress", {{"response", o}});
+  std::string out = event("response.created", {{"response", o}});  // numbered in this order
+  return out + event("response.in_progress", {{"response", o}});
 }
 
 std::string ResponsesFormat::stream_piece(const ReasoningSplit::Out& piece) {

@@ -182,25 +182,6 @@ TEST_F(ServerTest, ResponsesRefuseWhatTheyDoNotSupportByName) {
   EXPECT_EQ(error_of({{"input", "x"}, {"previous_response_id", "resp_nope"}})["param"], "previous_response_id");
 }
 
-TEST_F(ServerTest, ResponsesTextFormatConstrainsTheOutputInSchemaOrder) {
-  auto s = start();
-  // The schema's properties out of alphabetical order: generated in the order written.
-  const std::string body =
-      R"({"input": "a record", "max_output_tokens": 60, "temperature": 0, "text": {"format": {"type": "json_schema",
-          "name": "r", "strict": true, "schema": {"type": "object", "properties": {"zeta": {"enum": ["x"]},
-          "alpha": {"enum": ["y"]}}, "required": ["zeta", "alpha"], "additionalProperties": false}}}})";
-  httplib::Client c("127.0.0.1", s->port());
-  c.set_read_timeout(60, 0);
-  const auto r = c.Post("/v1/responses", body, "application/json");
-  ASSERT_EQ(r->status, 200) << r->body;
-  const json j = json::parse(r->body);
-  EXPECT_EQ(j["status"], "completed") << r->body;
-  const std::string text = responses_output_text(j);
-  EXPECT_EQ(json::parse(text), json({{"zeta", "x"}, {"alpha", "y"}})) << text;
-  EXPECT_LT(text.find("zeta"), text.find("alpha"));
-  EXPECT_EQ(j["text"]["format"]["type"], "json_schema");
-}
-
 TEST_F(ServerTest, ResponsesGiveReasoningItemsWhenTheModelReasons) {
   const std::string tpl = ::testing::TempDir() + "/responses_think.jinja";
   {
@@ -230,8 +211,9 @@ TEST_F(ServerTest, ResponsesGiveReasoningItemsWhenTheModelReasons) {
 }
 
 // The byte-level model: any text tokenizes back to the same ids, so a conversation sent
-// whole and the same conversation continued from a stored response are the same tokens.
-class ResponsesChainTest : public ServerTest {
+// whole and the same conversation continued from a stored response are the same tokens;
+// and it spells any JSON.
+class ResponsesByteModelTest : public ServerTest {
  protected:
   static void SetUpTestSuite() {
     model_ = Model::load(std::string(TRIATTN_SHARED_DIR) + "/models/bytelm-2k");
@@ -239,7 +221,7 @@ class ResponsesChainTest : public ServerTest {
   }
 };
 
-TEST_F(ResponsesChainTest, PreviousResponseContinuesTheKeptSequence) {
+TEST_F(ResponsesByteModelTest, PreviousResponseContinuesTheKeptSequence) {
   ServerOptions o;
   o.scheduler.reuse_slots = 2;
   auto s = start(o);
@@ -263,6 +245,25 @@ TEST_F(ResponsesChainTest, PreviousResponseContinuesTheKeptSequence) {
             {"temperature", 0}})->body);
   EXPECT_EQ(responses_output_text(b), responses_output_text(whole));
   EXPECT_EQ(b["usage"]["input_tokens"], whole["usage"]["input_tokens"]);
+}
+
+TEST_F(ResponsesByteModelTest, TextFormatConstrainsTheOutputInSchemaOrder) {
+  auto s = start();
+  // The schema's properties out of alphabetical order: generated in the order written.
+  const std::string body =
+      R"({"input": "a record", "max_output_tokens": 200, "temperature": 0, "text": {"format": {"type": "json_schema",
+          "name": "r", "strict": true, "schema": {"type": "object", "properties": {"zeta": {"enum": ["x"]},
+          "alpha": {"enum": ["y"]}}, "required": ["zeta", "alpha"], "additionalProperties": false}}}})";
+  httplib::Client c("127.0.0.1", s->port());
+  c.set_read_timeout(60, 0);
+  const auto r = c.Post("/v1/responses", body, "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json j = json::parse(r->body);
+  EXPECT_EQ(j["status"], "completed") << r->body;
+  const std::string text = responses_output_text(j);
+  EXPECT_EQ(json::parse(text), json({{"zeta", "x"}, {"alpha", "y"}})) << text;
+  EXPECT_LT(text.find("zeta"), text.find("alpha"));
+  EXPECT_EQ(j["text"]["format"]["type"], "json_schema");
 }
 
 }  // namespace
