@@ -210,6 +210,34 @@ TEST_F(ServerTest, ResponsesGiveReasoningItemsWhenTheModelReasons) {
   EXPECT_EQ(streamed, reasoning);
 }
 
+// A continued response keeps the reasoning of the one before in its tokens: sent whole, the
+// conversation could only carry the answer text (here none: the model never closes </think>).
+TEST_F(ServerTest, PreviousResponseKeepsTheReasoningOfTheTurnBefore) {
+  const std::string tpl = ::testing::TempDir() + "/responses_chain_think.jinja";
+  {
+    std::ofstream f(tpl);
+    f << "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+         "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
+  }
+  ServerOptions o;
+  o.chat.template_path = tpl;
+  o.scheduler.reuse_slots = 2;
+  auto s = start(o);
+  const json a = json::parse(post(*s, "/v1/responses", {{"input", "hi"}, {"max_output_tokens", 10}, {"temperature", 0}})->body);
+  ASSERT_EQ(a["output"][0]["type"], "reasoning") << a;
+  const json b = json::parse(post(*s, "/v1/responses", {{"input", "more"}, {"previous_response_id", a["id"]},
+                                                        {"max_output_tokens", 4}, {"temperature", 0}})->body);
+  const int64_t first = a["usage"]["input_tokens"].get<int64_t>() + a["usage"]["output_tokens"].get<int64_t>();
+  EXPECT_EQ(b["usage"]["input_tokens_details"]["cached_tokens"], first - 1);
+  const json whole = json::parse(
+      post(*s, "/v1/responses", {{"input", json::array({{{"role", "user"}, {"content", "hi"}},
+                                                        {{"role", "assistant"}, {"content", responses_output_text(a)}},
+                                                        {{"role", "user"}, {"content", "more"}}})},
+                                 {"max_output_tokens", 4}, {"temperature", 0}})->body);
+  // The same turns; the continued one also holds the reasoning's tokens.
+  EXPECT_GT(b["usage"]["input_tokens"].get<int64_t>(), whole["usage"]["input_tokens"].get<int64_t>() + 5);
+}
+
 // The byte-level model: any text tokenizes back to the same ids, so a conversation sent
 // whole and the same conversation continued from a stored response are the same tokens;
 // and it spells any JSON.
