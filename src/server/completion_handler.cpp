@@ -1,6 +1,7 @@
 // POST /v1/completions and /v1/chat/completions on a worker thread of the HTTP layer: parse
 // the body, queue the request on the scheduler, and answer with a reply the HTTP loop polls
-// (server/completion_reply.h). The worker never waits for the model.
+// (server/completion_reply.h). The worker never waits for the model. queue_generation is the
+// path from a parsed request to the scheduler that every generating endpoint shares.
 #include <chrono>
 #include <ctime>
 
@@ -9,7 +10,7 @@
 #include "server/completion_reply.h"
 #include "server/error_fields.h"
 #include "server/http_reply.h"
-#include "server/json_depth.h"
+#include "server/request_body.h"
 #include "server/server.h"
 
 namespace triattn::server {
@@ -29,65 +30,62 @@ http::Reply error_reply(const ApiError& e, bool retry_later) {
 
 }  // namespace
 
+Server::Queued Server::queue_generation(const CompletionRequest& parsed, const http::Wake& wake, bool chat,
+                                        bool stream_logprobs) {
+  // Draining: the load balancer retries elsewhere (a 503 with Retry-After, nothing started).
+  if (draining_) throw ApiError(503, "this replica is draining before it stops; send the request to another one");
+  Queued q;
+  q.ex = std::make_shared<Exchange>();
+  Exchange& ex = *q.ex;
+  ex.wake = wake;
+  try {
+    ex.policies = std::make_shared<PolicyFactory>(*model_, parsed.kv);
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), kv_error_field(e.what()));
+  }
+  ex.choices.resize(static_cast<size_t>(parsed.n));
+  Request r;
+  r.prompt = parsed.prompt;
+  r.options = parsed.options;
+  r.sampling = parsed.sampling;
+  r.n = parsed.n;
+  r.policies = ex.policies.get();
+  if (options_.request_timeout_s > 0)
+    r.deadline = ex.arrival + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(options_.request_timeout_s));
+  attach_callbacks(r, q.ex, metrics_, stream_logprobs);
+  SubmitResult s;
+  try {
+    s = scheduler_.submit(std::move(r));
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), submit_error_field(e.what(), chat));
+  }
+  if (s.status == SubmitResult::Status::TooLarge) throw ApiError(400, s.reason, "max_tokens");
+  if (s.status == SubmitResult::Status::QueueFull) throw ApiError(503, s.reason);
+  q.id = s.id;
+  metrics_.prompt(static_cast<int64_t>(parsed.prompt.size()));
+  work_cv_.notify_all();
+  return q;
+}
+
 http::Reply Server::handle_completion(http::Request& req, const http::Wake& wake, bool chat) {
   auto parsed = std::make_shared<CompletionRequest>();
-  auto ex = std::make_shared<Exchange>();
-  ex->wake = wake;
-  uint64_t id = 0;
+  Queued q;
   try {
     if (stopping_) throw ApiError(503, "the server is shutting down");
-    // Draining: the load balancer retries elsewhere (a 503 with Retry-After, nothing started).
-    if (draining_) throw ApiError(503, "this replica is draining before it stops; send the request to another one");
-    // The nesting is checked on the bytes before the JSON parser (or anything that walks
-    // the value recursively) sees them.
-    if (const auto deep = json_too_deep(req.body, kMaxJsonDepth))
-      throw ApiError(400, "the request body nests deeper than " + std::to_string(kMaxJsonDepth) + " levels (at byte " +
-                              std::to_string(*deep) + ")");
-    json body;
-    try {
-      body = json::parse(req.body);
-    } catch (const json::exception& e) {
-      throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what());
-    }
+    const json body = parse_request_body(req.body);
     *parsed = parse_completion_request(body, chat, *model_, chat_prompt_, options_.defaults, &req.body);
     req.body.clear();
     req.body.shrink_to_fit();
-    try {
-      ex->policies = std::make_shared<PolicyFactory>(*model_, parsed->kv);
-    } catch (const Error& e) {
-      throw ApiError(400, e.what(), kv_error_field(e.what()));
-    }
-    ex->choices.resize(static_cast<size_t>(parsed->n));
-    Request r;
-    r.prompt = parsed->prompt;
-    r.options = parsed->options;
     // A stream sends the text as it comes: the engine keeps none of it for the end.
-    r.options.keep_output = !parsed->stream;
-    r.sampling = parsed->sampling;
-    r.n = parsed->n;
-    r.policies = ex->policies.get();
-    if (options_.request_timeout_s > 0)
-      r.deadline = ex->arrival + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                     std::chrono::duration<double>(options_.request_timeout_s));
-    attach_callbacks(r, ex, metrics_, parsed->stream && parsed->logprobs >= 0);
-    SubmitResult s;
-    try {
-      s = scheduler_.submit(std::move(r));
-    } catch (const Error& e) {
-      throw ApiError(400, e.what(), submit_error_field(e.what(), chat));
-    }
-    if (s.status == SubmitResult::Status::TooLarge) throw ApiError(400, s.reason, "max_tokens");
-    if (s.status == SubmitResult::Status::QueueFull) {
-      metrics_.request(503);
-      return error_reply(ApiError(503, s.reason), true);
-    }
-    id = s.id;
-    metrics_.prompt(static_cast<int64_t>(parsed->prompt.size()));
-    work_cv_.notify_all();
+    parsed->options.keep_output = !parsed->stream;
+    q = queue_generation(*parsed, wake, chat, parsed->stream && parsed->logprobs >= 0);
   } catch (const ApiError& e) {
     metrics_.request(e.status);
     return error_reply(e, e.status == 503);
   }
+  const std::shared_ptr<Exchange>& ex = q.ex;
+  const uint64_t id = q.id;
 
   ReplyParts parts;
   parts.request = parsed;

@@ -241,9 +241,8 @@ void apply_kv_fields(const json& body, KvSettings& kv) {
 
 }  // namespace
 
-CompletionRequest parse_completion_request(const json& body, bool chat, const Model& model,
-                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults,
-                                           const std::string* raw_body) {
+CompletionRequest parse_generation_fields(const json& body, bool chat, const Model& model,
+                                          const RequestDefaults& defaults, const std::string* raw_body) {
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
   check_request_fields(body, chat);
   CompletionRequest r;
@@ -308,12 +307,16 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
 
   r.kv = defaults.kv;
   apply_kv_fields(body, r.kv);
-  if (chat) {
-    r.tools = tools_of_request(body, raw_body, chat_prompt.template_source());
-  } else {
-    for (const char* name : {"tools", "tool_choice", "parallel_tool_calls"})
-      if (field(body, name)) bad(name, "belongs to /v1/chat/completions");
-  }
+  return r;
+}
+
+CompletionRequest parse_completion_request(const json& body, bool chat, const Model& model,
+                                           const ChatPrompt& chat_prompt, const RequestDefaults& defaults,
+                                           const std::string* raw_body) {
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  CompletionRequest r = parse_generation_fields(body, chat, model, defaults, raw_body);
+  // (tools and tool_choice on /v1/completions are refused by check_request_fields.)
+  if (chat) r.tools = tools_of_request(body, raw_body, chat_prompt.template_source());
   r.prompt = chat ? prompt_of_chat(body, chat_prompt, r.tools.get(), &r.prompt_text)
                   : prompt_of_completion(body, model, &r.prompt_text);
   if (r.prompt.empty()) bad(chat ? "messages" : "prompt", "gives no tokens");

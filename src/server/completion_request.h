@@ -57,6 +57,12 @@ struct RequestDefaults {
   std::shared_ptr<GrammarCache> grammars;
 };
 
+// Every field but the prompt, for the endpoints that build their prompt themselves (the
+// Responses and Messages APIs translate their bodies into these fields); refuses nothing by
+// name (each endpoint knows its own unsupported fields).
+CompletionRequest parse_generation_fields(const nlohmann::json& body, bool chat, const Model& model,
+                                          const RequestDefaults& defaults, const std::string* raw_body = nullptr);
+
 // Throws ApiError (400) naming the first bad field. raw_body: the body's text, for a JSON
 // schema's property order (grammar_of_request).
 CompletionRequest parse_completion_request(const nlohmann::json& body, bool chat, const Model& model,

@@ -56,7 +56,10 @@ constexpr Route kRoutes[] = {{"/", "GET"},
                              {"/metrics", "GET"},
                              {"/v1/models", "GET"},
                              {"/v1/completions", "POST"},
-                             {"/v1/chat/completions", "POST"}};
+                             {"/v1/chat/completions", "POST"},
+                             {"/v1/responses", "POST"},
+                             {"/v1/messages", "POST"},
+                             {"/v1/messages/count_tokens", "POST"}};
 
 }  // namespace
 
@@ -83,11 +86,13 @@ http::Reply Server::route(http::Request& req, const http::Wake& wake) {
   const bool api = path.rfind("/v1/", 0) == 0;
   if (api && !options_.api_key.empty()) {
     const std::string* auth = req.header("Authorization");
-    if (!auth || *auth != "Bearer " + options_.api_key) {
+    const std::string* anthropic_key = req.header("x-api-key");  // how Anthropic's clients send it
+    if ((!auth || *auth != "Bearer " + options_.api_key) && (!anthropic_key || *anthropic_key != options_.api_key)) {
       metrics_.request(401);
-      return now(json_reply(401, ApiError(401, "missing or wrong API key (send Authorization: Bearer KEY)").body()));
+      return now(json_reply(401, ApiError(401, "missing or wrong API key (send Authorization: Bearer KEY, or x-api-key: KEY)").body()));
     }
   }
+  if (path.size() > 14 && path.rfind("/v1/responses/", 0) == 0) return handle_stored_response(req);
   // GET /v1/models/{id}: the one model, under its name.
   const std::string models = "/v1/models/";
   const bool model_path = path.size() > models.size() && path.rfind(models, 0) == 0;
@@ -129,6 +134,8 @@ http::Reply Server::route(http::Request& req, const http::Wake& wake) {
     }
     return now(json_reply(200, model_card));
   }
+  if (path == "/v1/responses") return handle_responses(req, wake);
+  if (path.rfind("/v1/messages", 0) == 0) return handle_messages(req, wake, path == "/v1/messages/count_tokens");
   return handle_completion(req, wake, path == "/v1/chat/completions");
 }
 

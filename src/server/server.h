@@ -6,6 +6,8 @@
 // settings.
 //
 //   POST /v1/completions, POST /v1/chat/completions (streaming as SSE, or not)
+//   POST /v1/responses, GET|DELETE /v1/responses/{id} (OpenAI's Responses API)
+//   POST /v1/messages, POST /v1/messages/count_tokens (Anthropic's Messages API)
 //   GET  /v1/models, GET /v1/models/{id}, GET /health, GET /metrics (Prometheus text), GET /
 // (docs/serving.md: running replicas behind a load balancer, and draining them)
 #include <atomic>
@@ -23,6 +25,7 @@
 #include "server/completion_request.h"
 #include "server/http/http_server.h"
 #include "server/metrics.h"
+#include "server/responses_store.h"
 
 namespace triattn::server {
 
@@ -33,7 +36,7 @@ struct ServerOptions {
   // The triattn_replica_info{name=...} label of /metrics, telling replicas behind one load
   // balancer apart (empty: hostname:port).
   std::string replica_name;
-  std::string api_key;            // non-empty: /v1/* need "Authorization: Bearer KEY"
+  std::string api_key;            // non-empty: /v1/* need "Authorization: Bearer KEY" (or x-api-key: KEY)
   size_t max_body_bytes = 1 << 20;
   int http_threads = 4;           // threads that parse and queue requests
   int max_connections = 1024;     // open at once; past it new connections get 503
@@ -50,7 +53,12 @@ struct ServerOptions {
   // Chat replies: "<think>…</think>" returned as reasoning_content (false: kept in content,
   // --reasoning-format none).
   bool split_reasoning = true;
+  // Responses kept for GET /v1/responses/{id} and previous_response_id (store: true), oldest
+  // forgotten first; their KV caches are the scheduler's kept sequences (reuse_slots).
+  size_t stored_responses = 1024;
 };
+
+struct Exchange;
 
 class Server {
  public:
@@ -78,6 +86,19 @@ class Server {
   http::Reply route(http::Request& req, const http::Wake& wake);
   // POST /v1/completions and /v1/chat/completions (server/completion_handler.cpp).
   http::Reply handle_completion(http::Request& req, const http::Wake& wake, bool chat);
+  // POST /v1/responses, GET and DELETE /v1/responses/{id} (server/responses_handler.cpp).
+  http::Reply handle_responses(http::Request& req, const http::Wake& wake);
+  http::Reply handle_stored_response(const http::Request& req);
+  // POST /v1/messages and /v1/messages/count_tokens (server/messages_handler.cpp).
+  http::Reply handle_messages(http::Request& req, const http::Wake& wake, bool count_only);
+  // A parsed request queued on the scheduler, with the exchange its reply reads; every
+  // generating endpoint's path. Throws ApiError (400 naming the field, 503 when the queue is
+  // full). stream_logprobs: the callbacks keep each token's log-probabilities for the stream.
+  struct Queued {
+    uint64_t id = 0;
+    std::shared_ptr<Exchange> ex;
+  };
+  Queued queue_generation(const CompletionRequest& parsed, const http::Wake& wake, bool chat, bool stream_logprobs);
   std::unique_ptr<http::Response> health() const;
 
   std::shared_ptr<const Model> model_;
@@ -87,6 +108,7 @@ class Server {
   Forward forward_;
   Scheduler scheduler_;
   ServerMetrics metrics_;
+  ResponseStore responses_{options_.stored_responses};
   http::Server http_;
 
   std::mutex work_mu_;

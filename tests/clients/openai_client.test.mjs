@@ -2,7 +2,7 @@
 // chat and completions, streaming and not, stop strings, n choices, log-probabilities (and
 // echo, as lm-evaluation-harness asks for them), usage with the KV figures and the reused
 // prompt tokens of a conversation's next turn, and the errors (400, 401, 413) as the SDK
-// surfaces them. Run by CTest with TRIATTN_BINARY and
+// surfaces them, and the Responses API (plain, streamed, continued, text.format). Run by CTest with TRIATTN_BINARY and
 // TRIATTN_SHARED_DIR set; the server is started on a free port and stopped with SIGTERM.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -144,6 +144,50 @@ test("a conversation's next turn continues the kept cache (cached_tokens)", asyn
   const b = await client.completions.create({ model: "m", prompt: [1, 500, 600, 700, 800, 900], max_tokens: 3, temperature: 0 });
   assert.equal(a.usage.prompt_tokens_details.cached_tokens, 0);
   assert.equal(b.usage.prompt_tokens_details.cached_tokens, 4, "the kept sequence held the first prompt");
+});
+
+test("responses: plain, streamed (events add up to the text), continued, text.format, tools refused", async () => {
+  const plain = await client.responses.create({ model: "m", input: "Tell me a story", max_output_tokens: 20, temperature: 0 });
+  assert.equal(plain.object, "response");
+  assert.equal(plain.status, "incomplete");
+  assert.ok(plain.output_text.length > 0, "the SDK gathers output_text from the message item");
+  assert.equal(plain.usage.output_tokens, 20);
+
+  const stream = await client.responses.create({
+    model: "m", input: "Tell me a story", max_output_tokens: 20, temperature: 0, stream: true,
+  });
+  let text = "", last = null;
+  const types = [];
+  for await (const event of stream) {
+    types.push(event.type);
+    if (event.type === "response.output_text.delta") text += event.delta;
+    last = event;
+  }
+  assert.equal(types[0], "response.created");
+  assert.equal(last.type, "response.incomplete");
+  assert.equal(text, plain.output_text);
+  assert.equal(last.response.output[0].content[0].text, text);
+
+  const next = await client.responses.create({
+    model: "m", input: "And then?", previous_response_id: plain.id, max_output_tokens: 5, temperature: 0,
+  });
+  assert.equal(next.previous_response_id, plain.id);
+  assert.ok(next.usage.input_tokens_details.cached_tokens > 0, "the kept sequence continues");
+  const got = await client.responses.retrieve(plain.id);
+  assert.equal(got.output[0].content[0].text, plain.output_text);
+
+  // text.format reaches the grammar: this model has no token for "{", and the error names the field.
+  await assert.rejects(
+    client.responses.create({
+      model: "m", input: "a record", max_output_tokens: 60,
+      text: { format: { type: "json_schema", name: "r", schema: { type: "object", properties: { ok: { type: "boolean" } } } } },
+    }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === "text.format.schema" && /cannot be generated/.test(e.message),
+  );
+  await assert.rejects(
+    client.responses.create({ model: "m", input: "x", tools: [{ type: "function", name: "f", parameters: {} }] }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === "tools",
+  );
 });
 
 test("models", async () => {

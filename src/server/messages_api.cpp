@@ -1,0 +1,217 @@
+#include "server/messages_api.h"
+
+#include "core/error.h"
+#include "server/api_error.h"
+#include "server/api_fields.h"
+
+namespace triattn::server {
+
+namespace {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+const char* const kMessagesApi = "the Messages API";
+const std::map<std::string, std::string> kMessagesRenames = {{"stop", "stop_sequences"}};
+
+const std::map<std::string, std::string> kMessagesRefused = {
+    {"tools", "(calling tools) is not supported by this server yet (leave it out)"},
+    {"tool_choice", "(calling tools) is not supported by this server yet (leave it out)"},
+    {"thinking", "is not supported by this server: whether the model thinks is its chat template's (its thinking "
+                 "comes back as thinking blocks)"}};
+
+// A message's content blocks as text; an assistant's thinking blocks become its
+// reasoning_content (what chat templates of reasoning models read).
+ojson message_of(const json& m, const std::string& at) {
+  if (!m.is_object()) refuse_field(at, "must be an object with 'role' and 'content'");
+  for (auto k = m.begin(); k != m.end(); ++k)
+    if (k.key() != "role" && k.key() != "content") refuse_field(at + "." + k.key(), "is not a field of a message");
+  if (!m.contains("role") || !m["role"].is_string()) refuse_field(at + ".role", "must be a string");
+  const std::string role = m["role"].get<std::string>();
+  if (role != "user" && role != "assistant") refuse_field(at + ".role", "must be user or assistant, not '" + role + "'");
+  if (!m.contains("content")) refuse_field(at + ".content", "is required");
+  std::string thinking;
+  const std::string text = content_text(m["content"], at + ".content", {"text"}, [&](const json& part, const std::string& pat) {
+    const std::string type = part["type"].get<std::string>();
+    if (type == "thinking" && role == "assistant" && part.contains("thinking") && part["thinking"].is_string()) {
+      thinking += part["thinking"].get<std::string>();
+      return true;
+    }
+    if (type == "tool_use" || type == "tool_result")
+      refuse_field(pat + ".type", "'" + type + "' blocks are not supported by this server yet (calling tools)");
+    if (type == "image" || type == "document")
+      refuse_field(pat + ".type", "'" + type + "' blocks are not supported: this server's models read text only");
+    return false;
+  });
+  ojson msg = chat_message(role, text);
+  if (!thinking.empty()) msg["reasoning_content"] = thinking;
+  return msg;
+}
+
+}  // namespace
+
+json anthropic_error(const ApiError& e) {
+  const char* type = e.status == 401   ? "authentication_error"
+                     : e.status == 403 ? "permission_error"
+                     : e.status == 404 ? "not_found_error"
+                     : e.status == 413 ? "request_too_large"
+                     : e.status == 429 ? "rate_limit_error"
+                     : e.status == 503 ? "overloaded_error"
+                     : e.status >= 500 ? "api_error"
+                                       : "invalid_request_error";
+  return {{"type", "error"}, {"error", {{"type", type}, {"message", e.what()}}}};
+}
+
+MessagesRequest parse_messages_request(const json& body, const Model& model, const ChatPrompt& chat_prompt,
+                                       const RequestDefaults& defaults, bool count_only) {
+  if (count_only)
+    check_fields(body, {"model", "messages", "system"}, kMessagesRefused, "count_tokens");
+  else
+    check_fields(body,
+                 {"model", "messages", "system", "max_tokens", "stop_sequences", "temperature", "top_p", "top_k",
+                  "stream", "metadata", "service_tier"},
+                 kMessagesRefused, kMessagesApi);
+  if (auto m = body.find("model"); m != body.end() && !m->is_string()) refuse_field("model", "must be a string");
+  if (auto v = body.find("metadata"); v != body.end() && !v->is_null()) {
+    if (!v->is_object()) refuse_field("metadata", "must be an object");
+    for (auto k = v->begin(); k != v->end(); ++k)
+      if (k.key() != "user_id") refuse_field("metadata." + k.key(), "is not a field of metadata (user_id is)");
+  }
+  if (auto v = body.find("service_tier"); v != body.end() && *v != "auto" && *v != "standard_only")
+    refuse_field("service_tier", "can only be \"auto\" or \"standard_only\"");
+
+  json chat = json::object();
+  for (auto it = body.begin(); it != body.end(); ++it)
+    if (is_kv_field(it.key())) chat[it.key()] = *it;
+  if (!count_only) {
+    if (!body.contains("max_tokens") || body["max_tokens"].is_null()) refuse_field("max_tokens", "is required");
+    chat["max_tokens"] = body["max_tokens"];
+    for (const char* name : {"temperature", "top_p", "top_k", "stream"})
+      if (body.contains(name)) chat[name] = body[name];
+    if (auto s = body.find("stop_sequences"); s != body.end() && !s->is_null()) {
+      if (!s->is_array()) refuse_field("stop_sequences", "must be a list of strings");
+      chat["stop"] = *s;
+    }
+  }
+  MessagesRequest r;
+  r.gen = parse_translated(chat, kMessagesRenames, model, defaults);
+
+  ojson messages = ojson::array();
+  if (auto s = body.find("system"); s != body.end() && !s->is_null())
+    messages.push_back(chat_message("system", content_text(*s, "system", {"text"})));
+  auto m = body.find("messages");
+  if (m == body.end() || !m->is_array() || m->empty()) refuse_field("messages", "must be a non-empty list of messages");
+  for (size_t i = 0; i < m->size(); ++i)
+    messages.push_back(message_of((*m)[i], "messages[" + std::to_string(i) + "]"));
+  // The assistant's last message is the start of its reply: rendered after the generation
+  // prompt, and continued.
+  std::string prefill;
+  if (messages.back()["role"] == "assistant") {
+    prefill = messages.back()["content"].get<std::string>();
+    messages.erase(messages.size() - 1);
+  }
+  try {
+    r.gen.prompt_text = chat_prompt.render(messages, /*add_generation_prompt=*/true) + prefill;
+    r.gen.prompt = chat_prompt.tokenize(r.gen.prompt_text);
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), "messages");
+  }
+  if (r.gen.prompt.empty()) refuse_field("messages", "gives no tokens");
+  return r;
+}
+
+// ---------------------------------------------------------------- the message and its events
+
+std::pair<std::string, json> MessagesFormat::stop_of(const GenerateResult& r) const {
+  if (r.finish_reason != "stop") return {"max_tokens", nullptr};
+  if (r.tokens.empty() || s_.tok->is_eog(r.tokens.back()) || s_.stop.empty()) return {"end_turn", nullptr};
+  // A stop sequence ended it: the one the reply's tokens spell first where its text ends (a
+  // little before, as decoding the ids at once may space the first token differently).
+  const std::string all = s_.tok->decode(r.tokens);
+  const size_t from = r.text.size() >= 2 ? r.text.size() - 2 : 0;
+  size_t best = std::string::npos;
+  json which = nullptr;
+  for (const std::string& s : s_.stop)
+    if (const size_t at = all.find(s, from); at < best) {
+      best = at;
+      which = s;
+    }
+  if (which.is_null()) return {"end_turn", nullptr};  // a grammar that was complete
+  return {"stop_sequence", which};
+}
+
+json MessagesFormat::usage(const GenerateResult* r) const {
+  return {{"input_tokens", s_.input_tokens},
+          {"output_tokens", r ? r->stats.generated_tokens : 0},
+          {"cache_read_input_tokens", r ? r->reused_tokens : 0},
+          {"cache_creation_input_tokens", 0}};
+}
+
+json MessagesFormat::whole(const GenerateResult& r, const ReasoningSplit::Out& text) {
+  json content = json::array();
+  if (!text.reasoning.empty()) content.push_back({{"type", "thinking"}, {"thinking", text.reasoning}, {"signature", ""}});
+  content.push_back({{"type", "text"}, {"text", text.content}});
+  const auto [reason, sequence] = stop_of(r);
+  return {{"id", s_.id},           {"type", "message"},         {"role", "assistant"},
+          {"model", s_.model},     {"content", content},        {"stop_reason", reason},
+          {"stop_sequence", sequence}, {"usage", usage(&r)}};
+}
+
+std::string MessagesFormat::open_block(bool thinking) {
+  std::string out = open_ ? close_block() : "";
+  open_ = true;
+  thinking_ = thinking;
+  text_seen_ = text_seen_ || !thinking;
+  const json block = thinking ? json{{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}
+                              : json{{"type", "text"}, {"text", ""}};
+  out += named_sse_event("content_block_start",
+                         {{"type", "content_block_start"}, {"index", blocks_++}, {"content_block", block}});
+  return out;
+}
+
+std::string MessagesFormat::close_block() {
+  open_ = false;
+  std::string out;
+  const int index = blocks_ - 1;
+  if (thinking_)  // thinking blocks end with their signature (none here: nothing is signed)
+    out += named_sse_event("content_block_delta", {{"type", "content_block_delta"},
+                                                   {"index", index},
+                                                   {"delta", {{"type", "signature_delta"}, {"signature", ""}}}});
+  return out + named_sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", index}});
+}
+
+std::string MessagesFormat::stream_begin() {
+  const json message = {{"id", s_.id},       {"type", "message"},     {"role", "assistant"},
+                        {"model", s_.model}, {"content", json::array()}, {"stop_reason", nullptr},
+                        {"stop_sequence", nullptr}, {"usage", usage(nullptr)}};
+  return named_sse_event("message_start", {{"type", "message_start"}, {"message", message}});
+}
+
+std::string MessagesFormat::stream_piece(const ReasoningSplit::Out& piece) {
+  std::string out;
+  auto add = [&](bool thinking, const std::string& delta) {
+    if (delta.empty()) return;
+    if (!open_ || thinking_ != thinking) out += open_block(thinking);
+    const json d = thinking ? json{{"type", "thinking_delta"}, {"thinking", delta}} : json{{"type", "text_delta"}, {"text", delta}};
+    out += named_sse_event("content_block_delta", {{"type", "content_block_delta"}, {"index", blocks_ - 1}, {"delta", d}});
+  };
+  add(true, piece.reasoning);
+  add(false, piece.content);
+  return out;
+}
+
+std::string MessagesFormat::stream_end(const GenerateResult& r, const ReasoningSplit::Out& text) {
+  (void)text;
+  std::string out;
+  if (!text_seen_) out += open_block(false);  // the answer is a text block, if empty
+  if (open_) out += close_block();
+  const auto [reason, sequence] = stop_of(r);
+  out += named_sse_event("message_delta", {{"type", "message_delta"},
+                                           {"delta", {{"stop_reason", reason}, {"stop_sequence", sequence}}},
+                                           {"usage", {{"output_tokens", r.stats.generated_tokens}}}});
+  return out + named_sse_event("message_stop", {{"type", "message_stop"}});
+}
+
+std::string MessagesFormat::stream_error(const ApiError& e) { return named_sse_event("error", anthropic_error(e)); }
+
+}  // namespace triattn::server
