@@ -6,6 +6,7 @@
 #include "calib/stats_embedded.h"
 #include "calib/stats_file.h"
 #include "core/error.h"
+#include "engine/online_stats.h"
 #include "kv/kv_cache.h"
 #include "model/kv_shape.h"
 
@@ -32,7 +33,14 @@ PolicyFactory::PolicyFactory(const Model& model, const KvSettings& settings)
   // Validate the settings now, before any work starts (a server would otherwise start and
   // then fail every request): the KV type against the model's head_dim, then the policy.
   check_kv_type(settings_.cache_type, model.config().head_dim);
-  if (!settings_.stats_path.empty() && !settings_.params.stats) {
+  if (settings_.stats_path == kStatsAuto) {
+    // Policies that take no statistics ignore it, as they do a file (a server's --stats
+    // auto is the default of requests that may pick any policy).
+    settings_.params.stats = nullptr;
+    settings_.params.online_stats = make_online_stats;
+    if (const EmbeddedStats own = find_embedded_stats(model.path()))
+      warnings_.push_back("--stats auto measures statistics instead of using those stored in " + own.path);
+  } else if (!settings_.stats_path.empty() && !settings_.params.stats) {
     settings_.params.stats = load_stats(settings_.stats_path, model, &warnings_);
     if (const EmbeddedStats own = find_embedded_stats(model.path()))
       warnings_.push_back("--stats " + settings_.stats_path + " is used instead of the statistics stored in " +
