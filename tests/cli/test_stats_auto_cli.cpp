@@ -45,5 +45,19 @@ TEST_F(StatsAutoCli, ContradictionsAreRefusedByName) {
   }
 }
 
+// keep-overlap prints one line per pruning event and the mean fraction of the file's kept rows
+// that auto keeps too (a fraction, and not all rows: the two rankings differ somewhere).
+TEST_F(StatsAutoCli, KeepOverlapComparesEveryPruning) {
+  const RunResult r = run_triattn({"keep-overlap", "-m", shared_path("models/tinystories-656k"), "--stats", stats_,
+                                   "--text", std::string(TRIATTN_SOURCE_DIR) + "/tests/data/eval_stories.txt",
+                                   "--kv-budget", "64", "--window", "0"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const size_t at = r.out.find("mean overlap over 3 events: ");
+  ASSERT_NE(at, std::string::npos) << r.out;  // 512 tokens, B + β = 192: prunings at 192, 320, 448
+  const double mean = std::stod(r.out.substr(at + std::string("mean overlap over 3 events: ").size()));
+  EXPECT_GT(mean, 0.5);
+  EXPECT_LT(mean, 1.0);
+}
+
 }  // namespace
 }  // namespace triattn::test
