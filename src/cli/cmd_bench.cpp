@@ -222,7 +222,9 @@ int cmd_bench(const std::vector<std::string>& args) {
   for (const std::string& p : o.policies) needs_stats |= find_policy(p)->needs_stats;
   if (needs_stats) {
     std::vector<std::string> own_warnings;
-    if (!kv.settings.stats_path.empty()) {
+    if (kv.settings.stats_path == kStatsAuto) {
+      calibration = "measured by each sequence (--stats auto)";
+    } else if (!kv.settings.stats_path.empty()) {
       calibration = "stats file " + kv.settings.stats_path;
     } else if ((kv.settings.params.stats = load_embedded_stats(*model, &own_warnings))) {
       print_warnings(own_warnings);

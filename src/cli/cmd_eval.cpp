@@ -58,7 +58,11 @@ void add_common(CLI::App& app, Common& c, bool model_required) {
                  "Default all: policies that need --stats are skipped when it is not given")
       ->capture_default_str();
   app.add_option("--budgets", c.budgets, "comma-separated budgets B (tokens per layer and KV head)")->delimiter(',');
-  app.add_option("--stats", c.kv.stats_path, "TriAttention statistics (`triattn calibrate`)");
+  app.add_option("--stats", c.kv.stats_path,
+                 "TriAttention statistics (`triattn calibrate`), or auto: measured from each sequence's own queries");
+  for (const PolicyKnob& k : kv_policy_knobs())  // the one knob of --stats auto
+    if (k.flag == "--auto-stats-min")
+      add_kv_knob_option(app, k, c.kv.params, c.pruning_mode, kv_knob_readers(k) + ": " + k.description, false);
   // The budget rules as the other commands describe them, B aside (--budgets); eval reads no
   // TRIATTN_RUNTIME_* variable.
   for (const PolicyKnob& k : kv_shared_params())
@@ -103,6 +107,20 @@ std::vector<EvalConfig> finish_common(const CLI::App& app, Common& c) {
     }
     names = kept;
   }
+  if (app.count("--policies") == 0 && c.kv.stats_path == kStatsAuto)
+    std::erase_if(names, [](const std::string& n) {
+      const PolicyInfo* p = find_kv_policy(n);
+      const bool skip = p && p->needs_stats && !p->online_stats;
+      if (skip) std::cerr << "eval: skipping policy '" << n << "' (--stats auto: it needs a statistics file)\n";
+      return skip;
+    });
+  if (c.kv.stats_path == kStatsAuto &&
+      std::none_of(names.begin(), names.end(), [](const std::string& n) {
+        const PolicyInfo* p = find_kv_policy(n);
+        return p && p->online_stats;
+      }))
+    fail("--stats auto: none of the policies (", c.policies, ") measures statistics itself; auto is for ",
+         online_stats_policies());
   std::optional<DType> reference_kv;
   if (!c.reference_kv_type.empty()) reference_kv = parse_kv_type(c.reference_kv_type);
   prepare_output_dir(c.out_dir, "results.json", "results file");

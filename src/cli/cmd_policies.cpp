@@ -20,7 +20,9 @@ using ojson = nlohmann::ordered_json;
 std::string needs_text(const PolicyDescription& p) {
   std::string s;
   const auto add = [&s](const char* what) { s += (s.empty() ? "" : ", ") + std::string(what); };
-  if (p.needs_stats) add("calibration statistics (--stats, from `triattn calibrate`)");
+  if (p.needs_stats)
+    add(p.online_stats ? "query statistics (--stats, from `triattn calibrate`, or auto: measured from the sequence)"
+                       : "calibration statistics (--stats, from `triattn calibrate`)");
   if (p.needs & kNeedQueries) add("recent post-RoPE queries (reported by the forward pass)");
   if (p.needs & kNeedAttention) add("attention weights of every query (reported by the forward pass)");
   return s.empty() ? "nothing" : s;
@@ -45,6 +47,7 @@ ojson listing_json() {
                         {"description", p.description},
                         {"prunes", p.prunes},
                         {"needs", {{"stats", p.needs_stats},
+                                   {"stats_auto", p.online_stats},
                                    {"queries", (p.needs & kNeedQueries) != 0},
                                    {"attention", (p.needs & kNeedAttention) != 0}}},
                         {"pruning_mode_applies", p.mode_applies},

@@ -29,6 +29,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   int64_t kv_memory_mib = 0, max_body_kib = 1024;
   o.defaults.max_tokens_limit = 65536;
   KvOptions kv;
+  kv.per_request = true;  // the flags are the requests' defaults
   std::string reasoning_format = "split";
   app.add_option("-m,--model", model_path, "model: .gguf file, HF directory or llama2.c .bin")->required();
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();

@@ -21,5 +21,6 @@ int cmd_policies(const std::vector<std::string>& args);  // the KV policies and 
 int cmd_logits(const std::vector<std::string>& args);      // dev: logits for given tokens
 int cmd_make_model(const std::vector<std::string>& args);  // random-weight models
 int cmd_scores(const std::vector<std::string>& args);      // dev: TriAttention key scores
+int cmd_keep_overlap(const std::vector<std::string>& args);  // dev: --stats auto's keep sets against a file's
 
 }  // namespace triattn::cli

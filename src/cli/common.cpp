@@ -64,7 +64,8 @@ void add_kv_options(CLI::App& app, KvOptions& kv) {
       ->capture_default_str();
   add_kv_knob_options(app, kv);  // the budget rules and the policies' own knobs, from their descriptions
   app.add_option("--stats", s.stats_path,
-                 "TriAttention statistics (from `triattn calibrate`) [TRIATTN_RUNTIME_SPARSE_STATS_PATH]")
+                 "TriAttention statistics: a file from `triattn calibrate`, or auto to measure them from each "
+                 "sequence's own queries (" + online_stats_policies() + ") [TRIATTN_RUNTIME_SPARSE_STATS_PATH]")
       ->capture_default_str();
   app.add_option("--kv-type", kv.cache_type, "KV cache element type: f16, f32 or q8_0 (8-bit blocks of 32 with an f16 scale: 0.53x the bytes of f16)")->capture_default_str();
   app.add_option("--prefill-chunk", s.prefill_chunk, "most prompt tokens per forward step")->capture_default_str();
@@ -81,6 +82,12 @@ void finish_kv_options(const CLI::App& app, KvOptions& kv) {
     kv.settings.params.mode = *mode;
   }
   apply_kv_environment(kv.settings, [&](const char* flag) { return app.count(flag) > 0; });
+  const PolicyDescription* policy = find_kv_policy(kv.settings.policy);
+  if (kv.settings.stats_path == kStatsAuto && !kv.per_request && policy && !policy->online_stats)
+    fail("--stats auto: the '", kv.settings.policy, "' policy ",
+         policy->needs_stats ? "cannot measure its statistics itself (give a file from `triattn calibrate`)"
+                             : "uses no statistics",
+         "; auto is for ", online_stats_policies());
   kv.settings.cache_type = parse_kv_type(kv.cache_type);
   if (kv.settings.prefill_chunk <= 0 || kv.settings.prefill_chunk > kMaxBudgetTokens)
     fail("--prefill-chunk must be between 1 and ", kMaxBudgetTokens, ", got ", kv.settings.prefill_chunk);

@@ -27,6 +27,8 @@ struct KvOptions {
   KvSettings settings;
   std::string pruning_mode;  // empty: each policy's default (PolicyDescription::default_mode)
   std::string cache_type = "f16";
+  // serve: --kv-policy is only the requests' default, so --stats auto may serve other policies.
+  bool per_request = false;
 };
 void add_kv_options(CLI::App& app, KvOptions& kv);
 void finish_kv_options(const CLI::App& app, KvOptions& kv);

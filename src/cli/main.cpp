@@ -39,6 +39,8 @@ const Command kCommands[] = {
     {"make-model", triattn::cli::cmd_make_model, "write a random-weight model of a real shape (GGUF or HF)", false},
     {"logits", triattn::cli::cmd_logits, "print the logits of a token sequence as JSON (for checks)", false},
     {"scores", triattn::cli::cmd_scores, "print TriAttention key scores after a prompt (for checks)", false},
+    {"keep-overlap", triattn::cli::cmd_keep_overlap,
+     "compare --stats auto's keep sets with a statistics file's at each pruning event (for checks)", false},
 };
 
 void usage(std::ostream& os) {

@@ -6,6 +6,7 @@
 #include "calib/stats_embedded.h"
 #include "calib/stats_file.h"
 #include "core/error.h"
+#include "engine/online_stats.h"
 #include "kv/kv_cache.h"
 #include "model/kv_shape.h"
 
@@ -38,7 +39,14 @@ PolicyFactory::PolicyFactory(const Model& model, const KvSettings& settings)
   if (const PolicyDescription* d = find_kv_policy(settings_.policy); d && d->prunes && model.config().layer_shape_differs())
     fail("KV policy '", settings_.policy, "' does not support ", model.config().arch,
          " models whose sliding and full layers differ in KV heads or head_dim yet (use --kv-policy full)");
-  if (!settings_.stats_path.empty() && !settings_.params.stats) {
+  if (settings_.stats_path == kStatsAuto) {
+    // Policies that take no statistics ignore it, as they do a file (a server's --stats
+    // auto is the default of requests that may pick any policy).
+    settings_.params.stats = nullptr;
+    settings_.params.online_stats = make_online_stats;
+    if (const EmbeddedStats own = find_embedded_stats(model.path()))
+      warnings_.push_back("--stats auto measures statistics instead of using those stored in " + own.path);
+  } else if (!settings_.stats_path.empty() && !settings_.params.stats) {
     settings_.params.stats = load_stats(settings_.stats_path, model, &warnings_);
     if (const EmbeddedStats own = find_embedded_stats(model.path()))
       warnings_.push_back("--stats " + settings_.stats_path + " is used instead of the statistics stored in " +

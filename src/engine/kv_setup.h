@@ -3,6 +3,7 @@
 // into a policy instance for one sequence of a model.
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.h"
@@ -11,11 +12,15 @@
 
 namespace triattn {
 
+// --stats auto (a file of that name: --stats ./auto).
+inline constexpr std::string_view kStatsAuto = "auto";
+
 struct KvSettings {
   std::string policy = "full";
   PolicyParams params;
   // --stats; empty: the statistics the model file carries, if any (calib/stats_embedded.h),
-  // for the policies that need them.
+  // for the policies that need them; kStatsAuto: measured by the policy from each sequence's
+  // own queries (PolicyParams::online_stats).
   std::string stats_path;
   DType cache_type = DType::F16;
   int64_t prefill_chunk = 512;  // upper bound on tokens per forward step in prefill

@@ -17,6 +17,7 @@ class PolicyObserver final : public ForwardObserver {
            (also_ ? also_->wants() : 0u);
   }
   void on_pre_rope(int layer, int64_t pos0, int64_t n_tokens, const float* q, const float* k) override {
+    policy_.observe_pre_rope(layer, pos0, n_tokens, q, k);  // reported to every observer anyway
     if (also_) also_->on_pre_rope(layer, pos0, n_tokens, q, k);
   }
   void on_query(int layer, int q_head, int32_t pos, const float* q_rotated) override {

@@ -50,6 +50,12 @@ struct AttentionGeometry {
 
 enum class PruningMode { PerHead, PerLayerPerHead, PerLayer, Global };
 
+// Statistics measured from a sequence's own queries (--stats auto; kv/online_stats.h). Made
+// above this layer (engine/online_stats.h), where calibration's accumulator lives, so one
+// loop sums queries for both; a policy that takes them builds its instance with this.
+class OnlineStats;
+using OnlineStatsMake = std::unique_ptr<OnlineStats> (*)(const AttentionGeometry& geometry);
+
 struct PolicyParams {
   int64_t budget = 2048;         // B: tokens kept per (layer, KV head) after a pruning event
   int64_t divide_length = 128;   // β: prune when the cache would exceed B + β
@@ -69,6 +75,11 @@ struct PolicyParams {
   double rkv_lambda = 0.1;
   double rkv_threshold = 0.5;
   std::shared_ptr<const HeadStats> stats;  // triattention, triattention-split
+  // --stats auto (triattention): statistics accumulated from the sequence's own pre-RoPE
+  // queries, made by this (a function, so equal settings compare equal); null = off. Until
+  // auto_stats_min tokens were seen the policy keeps the most recent keys.
+  OnlineStatsMake online_stats = nullptr;
+  int64_t auto_stats_min = 0;
 
   // Same knobs (statistics compared by identity): two sequences may then share a cache
   // (the server's conversation reuse). Defaulted, so a new knob takes part by itself.
@@ -115,6 +126,12 @@ class KvPolicy {
   virtual void observe_attention(int layer, int q_head, const float* weights, int64_t n_keys) {}
   // q_rotated: head_dim floats, the post-RoPE query of the token at absolute position `pos`.
   virtual void observe_query(int layer, int q_head, int32_t pos, const float* q_rotated) {}
+  // The pre-RoPE queries q [n_tokens][n_heads * head_dim] and keys k [n_tokens][n_kv_heads *
+  // head_dim] of `layer` for tokens pos0.. (ForwardObserver::on_pre_rope). The forward pass
+  // hands them to every observer at no cost, so every policy gets them, needs() or not.
+  virtual void observe_pre_rope(int layer, int64_t pos0, int64_t n_tokens, const float* q, const float* k) {}
+  // The statistics this instance measured from its sequence (--stats auto), or null.
+  virtual const OnlineStats* online_stats() const { return nullptr; }
 };
 
 // Where a knob's value lives in PolicyParams; its type says how a flag or a request field
@@ -146,6 +163,7 @@ struct PolicyDescription {
   std::string name;
   std::string description;
   bool needs_stats = false;
+  bool online_stats = false;  // can measure them itself (--stats auto: PolicyParams::online_stats)
   bool prunes = false;  // takes the budget knobs (B, β, W, S), checked before anything else
   unsigned needs = kNeedNothing;  // what the forward pass reports to it (its instances' needs())
   // The pruning mode used when PolicyParams::mode is unset; meaningless when !mode_applies.
@@ -169,6 +187,8 @@ const PolicyDescription* find_kv_policy(std::string_view name);
 const std::vector<PolicyKnob>& kv_shared_params();
 // The policies' own knobs, each once (several policies may read one), in registry order.
 const std::vector<PolicyKnob>& kv_policy_knobs();
+// The policies that can measure their statistics themselves (--stats auto), as "triattention".
+std::string online_stats_policies();
 // The policies that read a knob of kv_policy_knobs(), as "snapkv, rkv".
 std::string kv_knob_readers(const PolicyKnob& knob);
 // `params` with the policy's defaults filled in where unset (sink, mode), so that sink and

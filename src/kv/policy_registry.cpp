@@ -33,6 +33,13 @@ constexpr std::array<std::pair<PruningMode, std::string_view>, 4> kModeNames = {
 
 }  // namespace
 
+std::string online_stats_policies() {
+  std::string names;
+  for (const PolicyDescription& d : kv_policy_list())
+    if (d.online_stats) names += (names.empty() ? "" : ", ") + d.name;
+  return names;
+}
+
 const std::vector<PolicyDescription>& kv_policy_list() {
   static const std::vector<PolicyDescription> list = [] {
     std::vector<PolicyDescription> l;
@@ -104,11 +111,16 @@ std::unique_ptr<KvPolicy> make_kv_policy(const std::string& name, const PolicyPa
   if (d.prunes) validate_budget_params(p);  // a bad knob is named before missing stats
   for (const PolicyKnob& k : d.params)
     if (k.check) k.check(p, d.name);
-  if (d.needs_stats && !p.stats)
+  if (d.needs_stats && p.online_stats && !d.online_stats)
+    fail("KV policy '", name, "' cannot measure its statistics itself (--stats auto is for ", online_stats_policies(),
+         "): pass --stats STATS from `triattn calibrate -m MODEL --input FILE -o STATS`");
+  if (d.needs_stats && p.online_stats && p.stats)
+    fail("KV policy '", name, "' was given both calibrated statistics and --stats auto: choose one");
+  if (d.needs_stats && !p.stats && !p.online_stats)
     fail("KV policy '", name,
          "' needs calibration statistics: run `triattn calibrate -m MODEL --input FILE -o STATS` "
          "once for this model, then pass --stats STATS (or store them in the model: `triattn calibrate --into "
-         "MODEL ...`)");
+         "MODEL ...`), or --stats auto to measure them from the sequence itself");
   return d.make(p, geometry);
 }
 

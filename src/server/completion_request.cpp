@@ -234,6 +234,18 @@ void apply_kv_fields(const json& body, KvSettings& kv) {
     if (!v->is_string()) bad("kv_policy", "must be a string");
     kv.policy = v->get<std::string>();
   }
+  // "stats": "auto" measures the statistics from the request's own queries; a file path is
+  // not taken from a request (the server's --stats is the default when the field is absent).
+  if (const json* v = field(body, "stats")) {
+    if (!v->is_string() || v->get<std::string>() != kStatsAuto)
+      bad("stats", "must be \"auto\" (statistics measured from the request's own queries); leave it out for the "
+                   "server's statistics");
+    const PolicyDescription* p = find_kv_policy(kv.policy);
+    if (p && !p->online_stats)
+      bad("stats", "\"auto\" is for " + online_stats_policies() + ", not the '" + kv.policy + "' policy");
+    kv.stats_path = kStatsAuto;
+    kv.params.stats = nullptr;
+  }
   // The budget rules, then the policies' own knobs (a policy checks the finer rules, e.g. odd).
   for (const PolicyKnob& k : kv_shared_params()) std::visit(KnobField{body, k, kv.params}, k.member);
   for (const PolicyKnob& k : kv_policy_knobs()) std::visit(KnobField{body, k, kv.params}, k.member);

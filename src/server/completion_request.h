@@ -3,7 +3,7 @@
 // and range, each error naming the field) and turned into what the engine runs: prompt ids,
 // sampling parameters, generation options and the request's KV settings (the server's
 // defaults overridden by kv_policy and a field per KV knob: kv_budget, divide_length, window,
-// sink, protect_prompt, pruning_mode and the policies' own, obs_window, ...), and a grammar
+// sink, protect_prompt, pruning_mode and the policies' own, obs_window, ...; stats: "auto"), and a grammar
 // from response_format or `grammar` (server/grammar_fields.h). Fields of the API that the
 // server does not implement (tools, best_of, suffix, audio, ...) are refused by name, and so
 // are fields it does not know at all (server/request_fields.h): none is silently ignored.

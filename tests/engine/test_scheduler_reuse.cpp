@@ -29,6 +29,31 @@ Turn run(Scheduler& s, Request r) {
   return t;
 }
 
+// --stats auto: two requests' settings, made separately as the server makes them, are equal,
+// so the next turn continues the kept sequence, and with it the statistics its policy summed
+// over every token it fed.
+TEST_F(SchedulerReuseTest, StatsAutoSettingsMadeTwiceContinueTheKeptSequence) {
+  KvSettings kv;
+  kv.policy = "triattention";
+  kv.stats_path = std::string(kStatsAuto);
+  kv.params.budget = 32;
+  kv.params.divide_length = 8;
+  kv.params.window = 8;
+  const PolicyFactory first(*model_, kv), second(*model_, kv);
+  Forward fwd(*model_, pool_.get());
+  SchedulerOptions opt;
+  opt.reuse_slots = 1;
+  Scheduler s(*model_, fwd, opt);
+  const std::vector<int32_t> p1 = prompt(60, 2);
+  const Turn a = run(s, request(p1, 30, first, nullptr));
+  std::vector<int32_t> p2 = p1;
+  p2.insert(p2.end(), a.result.tokens.begin(), a.result.tokens.end());
+  p2.push_back(100);
+  const Turn b = run(s, request(p2, 10, second, nullptr));
+  EXPECT_EQ(b.result.reused_tokens, static_cast<int64_t>(p1.size() + a.result.tokens.size()) - 1);
+  EXPECT_GT(b.result.stats.prune_events, 0);
+}
+
 TEST_F(SchedulerReuseTest, TheNextTurnContinuesTheKeptCache) {
   for (const PolicyFactory* f : {full_.get(), tri_.get()}) {
     Forward fwd(*model_, pool_.get());

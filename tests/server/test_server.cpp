@@ -113,6 +113,60 @@ TEST_F(ServerTest, PerRequestCompressionAndItsFiguresInUsage) {
   EXPECT_GT(u["prune_events"].get<int64_t>(), 0);
 }
 
+// "stats": "auto": the request's sequences measure their own statistics (on a server without
+// any), each choice of n = 2 continuing the shared prefill's; the text is the engine's alone
+// under --stats auto. Anything but "auto", or auto for a policy that cannot use it, is refused.
+TEST_F(ServerTest, StatsAutoIsARequestField) {
+  ServerOptions o;
+  o.port = 0;
+  o.threads = 2;
+  auto s = std::make_unique<Server>(model_, o);  // no statistics
+  s->start();
+  const json kv = {{"kv_policy", "triattention"}, {"kv_budget", 32}, {"divide_length", 16}, {"window", 8}};
+  json body = {{"prompt", "Once upon a time,"}, {"max_tokens", 120}, {"temperature", 0}, {"n", 2}};
+  body.update(kv);
+  EXPECT_EQ(post(*s, "/v1/completions", body)->status, 400) << "triattention without statistics";
+  body["stats"] = "auto";
+  const auto r = post(*s, "/v1/completions", body);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json j = json::parse(r->body);
+  EXPECT_GT(j["usage"]["prune_events"].get<int64_t>(), 0);
+
+  KvSettings settings;
+  settings.policy = "triattention";
+  settings.stats_path = std::string(kStatsAuto);
+  settings.params.budget = 32, settings.params.divide_length = 16, settings.params.window = 8;
+  PolicyFactory f(*model_, settings);
+  Sequence seq(*model_, f);
+  ThreadPool pool(2);
+  Forward fwd(*model_, &pool);
+  SamplerParams sp;
+  sp.temperature = 0;
+  Sampler sampler(sp);
+  GenerateOptions opt;
+  opt.n_predict = 120;
+  const std::string alone_auto = generate(*model_, fwd, seq, ids("Once upon a time,"), opt, sampler).text;
+  for (int c = 0; c < 2; ++c) EXPECT_EQ(j["choices"][c]["text"], alone_auto) << "choice " << c;
+
+  for (const json& bad : {json{{"stats", "/etc/passwd"}}, json{{"stats", true}},
+                          json{{"stats", "auto"}, {"kv_policy", "snapkv"}},
+                          json{{"stats", "auto"}, {"kv_policy", "triattention-split"}}}) {
+    json b = {{"prompt", "x"}, {"kv_policy", "triattention"}};
+    b.update(bad);
+    const auto e = post(*s, "/v1/completions", b);
+    EXPECT_EQ(e->status, 400) << b.dump();
+    EXPECT_EQ(json::parse(e->body)["error"]["param"], "stats") << e->body;
+  }
+  // Its knob is a request field too, and needs auto.
+  json knob = {{"prompt", "x"}, {"kv_policy", "triattention"}, {"auto_stats_min", PolicyParams{}.auto_stats_min + 1}};
+  o.defaults.kv.params.stats = stats_;
+  auto with_file = std::make_unique<Server>(model_, o);
+  with_file->start();
+  const auto e = post(*with_file, "/v1/completions", knob);
+  EXPECT_EQ(e->status, 400);
+  EXPECT_EQ(json::parse(e->body)["error"]["param"], "auto_stats_min") << e->body;
+}
+
 TEST_F(ServerTest, BadRequestsGetOpenAiErrors) {
   ServerOptions o;
   o.api_key = "sekret";
