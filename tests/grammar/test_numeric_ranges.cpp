@@ -67,7 +67,9 @@ TEST(NumericRanges, DecimalsMatchComparison) {
                       (!hi || (hi->exclusive ? v < hi->value : v <= hi->value));
       const std::string text = shortest(v);
       EXPECT_EQ(matches(g, text), in) << body << " value " << text;
-      if (text.find('.') == std::string::npos) EXPECT_EQ(matches(g, text + ".0"), in) << body << " value " << text << ".0";
+      if (text.find('.') == std::string::npos) {
+        EXPECT_EQ(matches(g, text + ".0"), in) << body << " value " << text << ".0";
+      }
     }
   }
 }

@@ -146,7 +146,9 @@ TEST_F(GrammarServerTest, JsonObjectAndGbnf) {
   ASSERT_EQ(r->status, 200) << r->body;
   // Any object: it may nest deep, so only its type is checked, when it finished.
   const json c = json::parse(r->body)["choices"][0];
-  if (c["finish_reason"] == "stop") EXPECT_TRUE(json::parse(c["text"].get<std::string>()).is_object()) << c["text"];
+  if (c["finish_reason"] == "stop") {
+    EXPECT_TRUE(json::parse(c["text"].get<std::string>()).is_object()) << c["text"];
+  }
 
   r = post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 50}, {"temperature", 1.0}, {"seed", 4},
                                {"grammar", "root ::= (\"yes\" | \"no\") \", \" [0-9]{2}"}});
