@@ -202,7 +202,7 @@ int cmd_info(const std::vector<std::string>& args) {
   for (int32_t id : tok.eog_ids()) std::cout << " " << tok_str(id);
   std::cout << "\nchat template " << prompt.origin() << (prompt.is_fallback() ? " (the model has none)" : "") << "\n"
             << "kernels       " << isa_choice() << "\n";
-  for (const std::string& line : kernel_lines) std::cout << "              " << line << "\n";
+  for (const std::string& line : kernel_lines) std::cout << "kernel choice " << line << "\n";
   std::cout << "statistics    " << own_stats_line << "\n";
   return 0;
 }

@@ -70,6 +70,7 @@ constexpr KnownField kKnownFields[] = {
     {"grammar", kEveryEndpoint},
     {"chat_template_kwargs", kChatField},
     {"kv_policy", kEveryEndpoint},
+    {"stats", kEveryEndpoint},  // "auto" only: statistics measured from the request's own queries
     // Tool calls (server/tool_fields.h): chat only, through the model's template.
     {"tools", kChatField},
     {"tool_choice", kChatField},

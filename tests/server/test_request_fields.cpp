@@ -80,6 +80,7 @@ const std::vector<AuditField>& audit_chat_fields() {
       {"grammar", Use::Honoured, "root ::= \"a\""},
       {"chat_template_kwargs", Use::Checked, {{"enable_thinking", false}}, nullptr, 5},
       {"kv_policy", Use::Honoured, "triattention"},
+      {"stats", Use::Honoured, "auto", {{"kv_policy", "triattention"}}},
   };
   return fields;
 }
@@ -113,6 +114,7 @@ const std::vector<AuditField>& audit_completion_fields() {
       {"grammar", Use::Honoured, "root ::= \"a\""},
       {"response_format", Use::Honoured, {{"type", "json_object"}}},
       {"kv_policy", Use::Honoured, "triattention"},
+      {"stats", Use::Honoured, "auto", {{"kv_policy", "triattention"}}},
   };
   return fields;
 }
@@ -138,7 +140,12 @@ json audit_summary(const CompletionRequest& r) {
           {"sampling",
            {s.temperature, s.top_k, s.top_p, s.min_p, s.repeat_penalty, s.repeat_last_n, s.frequency_penalty,
             s.presence_penalty, bias, s.seed}},
-          {"kv_policy", r.kv.policy}};
+          {"kv_policy", r.kv.policy},
+          {"stats", r.kv.stats_path},
+          {"tools", r.tools ? json{{"n", r.tools->tools.size()},
+                                   {"choice", static_cast<int>(r.tools->choice)},
+                                   {"parallel", r.tools->parallel}}
+                            : json(nullptr)}};
 }
 
 // A random-weight model with a byte-fallback vocabulary, which can spell any grammar.
@@ -149,7 +156,11 @@ class RequestFieldsTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     write_random_gguf(model_preset("tiny-llama"), MakerOptions{}, (dir_ / "m.gguf").string());
     model_ = Model::load((dir_ / "m.gguf").string());
-    chat_prompt_ = std::make_unique<ChatPrompt>(model_->tokenizer(), model_->path(), ChatPromptOptions{}, nullptr);
+    // Qwen3's template: one with a tool-call syntax, so that the tool fields can be honoured.
+    chat_prompt_ = std::make_unique<ChatPrompt>(
+        model_->tokenizer(), model_->path(),
+        ChatPromptOptions{.template_path = std::string(TRIATTN_SHARED_DIR) + "/chat-templates/Qwen-Qwen3-0.6B.jinja"},
+        nullptr);
   }
   static void TearDownTestSuite() {
     chat_prompt_.reset();
