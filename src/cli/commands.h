@@ -21,5 +21,6 @@ int cmd_policies(const std::vector<std::string>& args);  // the KV policies and 
 int cmd_logits(const std::vector<std::string>& args);      // dev: logits for given tokens
 int cmd_make_model(const std::vector<std::string>& args);  // random-weight models
 int cmd_scores(const std::vector<std::string>& args);      // dev: TriAttention key scores
+int cmd_stats(const std::vector<std::string>& args);       // statistics files: info, convert between formats
 
 }  // namespace triattn::cli
