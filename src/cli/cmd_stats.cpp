@@ -17,7 +17,7 @@ namespace triattn::cli {
 namespace {
 
 // Mean R_f = |mean q_f| / mean |q_f| over the heads and bands of each layer.
-std::vector<double> mean_r_per_layer(const HeadStats& s) {
+std::vector<double> stats_mean_r_per_layer(const HeadStats& s) {
   std::vector<double> r(static_cast<size_t>(s.n_layers), 0.0);
   const size_t per_layer = static_cast<size_t>(s.n_heads) * s.bands();
   for (int l = 0; l < s.n_layers; ++l) {
@@ -29,7 +29,7 @@ std::vector<double> mean_r_per_layer(const HeadStats& s) {
   return r;
 }
 
-nlohmann::json info_json(const LoadedStats& l) {
+nlohmann::json stats_info_json(const LoadedStats& l) {
   const StatsInfo& i = l.info;
   const HeadStats& s = *l.stats;
   nlohmann::json j;
@@ -55,12 +55,12 @@ nlohmann::json info_json(const LoadedStats& l) {
   j["weights_fingerprint"] = !i.weights_fingerprint.empty();
   j["key_statistics"] = !s.k_mean_real.empty();
   j["scored_layers"] = i.scored_layers;
-  j["mean_r_per_layer"] = mean_r_per_layer(s);
+  j["mean_r_per_layer"] = stats_mean_r_per_layer(s);
   j["notes"] = l.notes;
   return j;
 }
 
-void print_info(const std::string& path, const nlohmann::json& j) {
+void stats_print_info(const std::string& path, const nlohmann::json& j) {
   auto text = [](const nlohmann::json& v) {
     if (v.is_null()) return std::string("(not recorded)");
     if (v.is_string()) return v.get<std::string>();
@@ -68,22 +68,22 @@ void print_info(const std::string& path, const nlohmann::json& j) {
     return v.dump();
   };
   std::printf("%s\n", path.c_str());
-  std::printf("  format            %s (%s%s)\n", j["format"].get<std::string>().c_str(),
+  std::printf("  format              %s (%s%s)\n", j["format"].get<std::string>().c_str(),
               j["format_description"].get<std::string>().c_str(),
               j.contains("format_version") ? (", version " + j["format_version"].dump()).c_str() : "");
-  if (j.contains("source_format")) std::printf("  converted from    %s\n", j["source_format"].get<std::string>().c_str());
+  if (j.contains("source_format")) std::printf("  converted from      %s\n", j["source_format"].get<std::string>().c_str());
   for (const char* k : {"architecture", "model_name", "n_layers", "n_heads", "n_kv_heads", "head_dim", "rotary_dim",
                         "bands", "rope_theta", "rope_scaling", "rope_attn_factor", "token_count", "input_hash",
                         "weights_fingerprint", "key_statistics"})
-    std::printf("  %-17s %s\n", k, text(j[k]).c_str());
-  if (!j["scored_layers"].empty()) std::printf("  %-17s %s\n", "scored_layers", j["scored_layers"].dump().c_str());
+    std::printf("  %-19s %s\n", k, text(j[k]).c_str());
+  if (!j["scored_layers"].empty()) std::printf("  %-19s %s\n", "scored_layers", j["scored_layers"].dump().c_str());
   std::printf("  mean R per layer (|mean q_f| / mean |q_f|, over heads and bands):\n");
   const auto& r = j["mean_r_per_layer"];
   for (size_t l = 0; l < r.size(); ++l) std::printf("    layer %3zu  %.4f\n", l, r[l].get<double>());
   for (const auto& n : j["notes"]) std::printf("  note: %s\n", n.get<std::string>().c_str());
 }
 
-int run_info(const std::vector<std::string>& args) {
+int stats_run_info(const std::vector<std::string>& args) {
   CLI::App app{"Describe a statistics file of any format: its format, the model identity it records, the shape and "
                "the mean R per layer",
                "triattn stats info"};
@@ -93,25 +93,25 @@ int run_info(const std::vector<std::string>& args) {
   app.add_flag("--json", json, "print JSON instead of text (unrecorded fields are null)");
   if (int rc = parse(app, args); rc >= 0) return rc;
   const LoadedStats l = read_stats_any(path);
-  const nlohmann::json j = info_json(l);
+  const nlohmann::json j = stats_info_json(l);
   if (json)
     std::cout << j.dump(1) << "\n";
   else
-    print_info(path, j);
+    stats_print_info(path, j);
   return 0;
 }
 
 // A field the source may not record, given on the command line: fills it when unknown,
 // must agree when known.
 template <class T>
-void supply(const char* flag, const std::optional<T>& given, T& field, const std::string& in) {
+void stats_supply(const char* flag, const std::optional<T>& given, T& field, const std::string& in) {
   if (!given) return;
   if (field > 0 && field != *given)
     fail(flag, " ", *given, ": ", in, " records ", field, " (the flag only supplies what the source does not record)");
   field = *given;
 }
 
-int run_convert(const std::vector<std::string>& args) {
+int stats_run_convert(const std::vector<std::string>& args) {
   CLI::App app{"Write the statistics of IN in another format: triattn (.safetensors), pt, npz, tria-v1 "
                "(.triattention), tria-v2 (.bin)",
                "triattn stats convert"};
@@ -135,10 +135,10 @@ int run_convert(const std::vector<std::string>& args) {
   LoadedStats l = read_stats_any(in);
   HeadStats s = *l.stats;
   StatsInfo info = l.info;
-  supply("--kv-heads", kv_heads, s.n_kv_heads, in);
+  stats_supply("--kv-heads", kv_heads, s.n_kv_heads, in);
   info.n_kv_heads = s.n_kv_heads;
-  supply("--rope-theta", rope_theta, info.rope_theta, in);
-  supply("--rope-attn-factor", attn_factor, info.rope_attn_factor, in);
+  stats_supply("--rope-theta", rope_theta, info.rope_theta, in);
+  stats_supply("--rope-attn-factor", attn_factor, info.rope_attn_factor, in);
   if (s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads != 0)
     fail("--kv-heads ", s.n_kv_heads, " does not divide the ", s.n_heads, " query heads");
   for (const std::string& n : l.notes) std::cerr << "note: " << n << "\n";
@@ -167,8 +167,8 @@ int cmd_stats(const std::vector<std::string>& args) {
     return 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (args[0] == "info") return run_info(rest);
-  if (args[0] == "convert") return run_convert(rest);
+  if (args[0] == "info") return stats_run_info(rest);
+  if (args[0] == "convert") return stats_run_convert(rest);
   fail("unknown subcommand '", args[0], "' (info or convert)\n", kUsage);
 }
 
