@@ -38,6 +38,7 @@ uint64_t v2_expected_size(const uint8_t* p, size_t size) {
   if (size < kV2Header) return 0;
   const uint64_t version = u32_at(p, 4), L = u32_at(p, 8), H = u32_at(p, 12), head_dim = u32_at(p, 20), fc = u32_at(p, 24);
   if (fc == 0 || fc > kMaxCount || head_dim != 2 * fc || L > kMaxCount || H > kMaxCount) return 0;
+  if (L * H > kMaxCount * 16) return 0;  // so that the product below stays far from overflowing
   return kV2Header + (version >= 2 ? 4 * L : 0) + L * H * 16 * fc;
 }
 
@@ -185,7 +186,8 @@ void put_heads(ByteSink& out, const HeadStats& s, bool with_index) {
 
 LoadedStats read_tria_stats(const std::string& path) {
   MappedFile m(path);
-  if (m.size() < 8 || u32_at(m.data(), 0) != kTriaMagic) fail(path, ": not a TRIA statistics file (no \"TRIA\" magic)");
+  if (m.size() < 4 || u32_at(m.data(), 0) != kTriaMagic) fail(path, ": not a TRIA statistics file (no \"TRIA\" magic)");
+  if (m.size() < 8) fail(path, ": truncated TRIA file: ", m.size(), " bytes, too few for its magic and version");
   const uint32_t version = u32_at(m.data(), 4);
   if (version == 2) return read_v2(m, version);
   if (version != 1)
