@@ -65,6 +65,20 @@ PY
   fuzz_stats_safetensors)
     put tiny-llama "$seeds/tiny-llama.stats.safetensors"
     ;;
+  fuzz_stats_tria|fuzz_stats_npz)
+    # Independent writers of each format (/usr/bin/python3: numpy), good files and damaged ones.
+    tmp="$seeds/foreign"; mkdir -p "$tmp"
+    if [ "$target" = fuzz_stats_tria ]; then
+      specs="tria-v1:good:v1.triattention tria-v1:shuffled:v1s.triattention tria-v1:zero_head:v1z.triattention
+             tria-v2:good:v2.bin tria-v2:v1layout:v2old.bin tria-v2:scales:v2s.bin tria-v2:truncated:v2t.bin"
+    else
+      specs="npz:good:good.npz npz:missing_head:missing.npz npz:placeholder:placeholder.npz"
+    fi
+    for spec in $specs; do
+      [ -f "$tmp/${spec##*:}" ] || /usr/bin/python3 "$root/tests/reference/stats_formats_ref.py" batch "${spec%:*}:$tmp/${spec##*:}"
+      put "${spec##*:}" "$tmp/${spec##*:}"
+    done
+    ;;
   fuzz_stats_pt|fuzz_zip|fuzz_pickle)
     tmp="$seeds/pt"; mkdir -p "$tmp"
     for spec in "good:" "big:--layers 3 --heads 6 --head-dim 16" "missing_head:" "evil_global:"; do

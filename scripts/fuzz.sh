@@ -23,8 +23,8 @@ what="${1:-all}"
 secs="${2:-60}"
 secs_given=$(( $# >= 2 ))
 targets=(fuzz_gguf fuzz_gguf_model fuzz_gguf_vocab fuzz_safetensors fuzz_hf_checkpoint fuzz_llama2c
-         fuzz_llama2c_vocab fuzz_stats_safetensors fuzz_stats_pt fuzz_pickle fuzz_zip fuzz_tokenizer_json
-         fuzz_vocab_merges fuzz_tiktoken fuzz_tokenize fuzz_jinja fuzz_grammar fuzz_completion_request fuzz_http_request)
+         fuzz_llama2c_vocab fuzz_stats_safetensors fuzz_stats_pt fuzz_stats_tria fuzz_stats_npz fuzz_pickle fuzz_zip
+         fuzz_tokenizer_json fuzz_vocab_merges fuzz_tiktoken fuzz_tokenize fuzz_jinja fuzz_grammar fuzz_completion_request fuzz_http_request)
 if [ "$what" = list ]; then printf '%s\n' "${targets[@]}"; exit 0; fi
 run=("${targets[@]}")
 case "$what" in

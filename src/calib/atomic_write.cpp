@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -67,6 +68,18 @@ void write_file_atomically(const std::string& path, const std::function<void(con
     fs::remove(tmp, ignore);
     throw;
   }
+}
+
+void write_bytes_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  write_file_atomically(path, [&](const std::string& tmp) {
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) fail("cannot create ", tmp, ": ", std::strerror(errno));
+    const size_t n = bytes.empty() ? 0 : std::fwrite(bytes.data(), 1, bytes.size(), f);
+    const bool ok = n == bytes.size() && std::fflush(f) == 0;
+    const int err = errno;
+    std::fclose(f);
+    if (!ok) fail("cannot write ", tmp, ": ", std::strerror(err));
+  });
 }
 
 void check_output_writable(const std::string& path, const std::string& what) {

@@ -4,7 +4,9 @@
 // bytes go to a temporary file in the same directory, which is flushed to disk and then
 // renamed over the target (rename is atomic within one file system).
 #include <functional>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace triattn {
 
@@ -12,6 +14,8 @@ namespace triattn {
 // then renames it to `path`. A symlink at `path` is followed: its target is replaced. On any
 // error the temporary file is removed and the Error names `path`.
 void write_file_atomically(const std::string& path, const std::function<void(const std::string& temp_path)>& write);
+// The same for a file whose whole content is already in memory.
+void write_bytes_atomically(const std::string& path, const std::vector<uint8_t>& bytes);
 
 // Throws Error naming `path` and `what` ("stats file", "token list") unless a file can be
 // created there: the parent directory exists, is a directory and accepts a new file (tried

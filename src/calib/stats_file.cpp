@@ -11,7 +11,10 @@
 #include <sstream>
 
 #include "calib/atomic_write.h"
+#include "calib/npz_stats.h"
 #include "calib/pt_stats.h"
+#include "calib/stats_formats.h"
+#include "calib/tria_stats.h"
 #include "calib/stats_container.h"
 #include "calib/stats_file_kind.h"
 #include "calib/stats_values.h"
@@ -109,13 +112,6 @@ std::vector<int> parse_layers(const std::string& s, int n_layers, const std::str
 }
 
 
-std::vector<float> mrl(const std::vector<float>& re, const std::vector<float>& im, const std::vector<float>& abs) {
-  std::vector<float> r(re.size());
-  for (size_t i = 0; i < r.size(); ++i)
-    r[i] = abs[i] > 0 ? static_cast<float>(std::hypot(re[i], im[i]) / abs[i]) : 0.0f;
-  return r;
-}
-
 const std::string& meta(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
   auto it = m.find(key);
   if (it == m.end()) fail(path, ": stats metadata has no '", key, "' (the file is damaged; recalibrate with `triattn calibrate`)");
@@ -145,6 +141,15 @@ double meta_positive(const std::map<std::string, std::string>& m, const std::str
     fail(path, ": stats metadata '", key, "' is not a number: '", s, "'");
   if (!std::isfinite(v) || v <= 0) fail(path, ": stats metadata '", key, "' is ", s, " (must be finite and positive)");
   return v;
+}
+
+// The format a converted file names, with the file in the message when it is unknown.
+StatsFormat parse_stats_format_for(const std::string& name, const std::string& path) {
+  try {
+    return parse_stats_format(name);
+  } catch (const Error& e) {
+    fail(path, ": stats metadata 'source_format': ", e.what());
+  }
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -205,13 +210,23 @@ LoadedStats read_stats_container(const StatsContainer& f) {
   if (auto it = m.find("pairing"); it != m.end() && it->second != "half")
     fail(path, ": stats metadata 'pairing' is '", it->second, "'; only \"half\" (band f = x[f], x[f + d/2]) is defined");
   StatsInfo& i = out.info;
+  // A converted file (`stats convert`) holds what its source format knew: the fields that
+  // format lacks are absent, read as unknown, and never compared with a model.
+  if (auto it = m.find("source_format"); it != m.end()) {
+    i.source_format = it->second;
+    const StatsFormat src = parse_stats_format_for(it->second, path);
+    if (src == StatsFormat::Triattn)
+      fail(path, ": stats metadata 'source_format' is '", it->second, "' (a converted file names a foreign format)");
+  }
+  const bool converted = !i.source_format.empty();
+  auto known = [&](const char* key) { return !converted || m.count(key) > 0; };
   // Shapes far beyond any model, so products below cannot overflow and ints never narrow.
   constexpr int64_t kMaxDim = 1 << 20;
-  i.architecture = meta(m, "architecture", path);
+  if (known("architecture")) i.architecture = meta(m, "architecture", path);
   if (auto it = m.find("model_name"); it != m.end()) i.model_name = it->second;
   i.n_layers = static_cast<int>(meta_int(m, "n_layers", path, 1, kMaxDim));
   i.n_heads = static_cast<int>(meta_int(m, "n_heads", path, 1, kMaxDim));
-  i.n_kv_heads = static_cast<int>(meta_int(m, "n_kv_heads", path, 1, kMaxDim));
+  if (known("n_kv_heads")) i.n_kv_heads = static_cast<int>(meta_int(m, "n_kv_heads", path, 1, kMaxDim));
   i.head_dim = static_cast<int>(meta_int(m, "head_dim", path, 2, kMaxDim));
   if (i.head_dim % 2) fail(path, ": stats metadata 'head_dim' is ", i.head_dim, " (must be even: bands are pairs)");
   if (m.count("rotary_dim")) {
@@ -219,14 +234,16 @@ LoadedStats read_stats_container(const StatsContainer& f) {
     if (i.rotary_dim % 2) fail(path, ": stats metadata 'rotary_dim' is ", i.rotary_dim, " (must be even: bands are pairs)");
     if (i.rotary_dim == i.head_dim) i.rotary_dim = 0;
   }
-  i.rope_theta = meta_positive(m, "rope_theta", path);
-  i.rope_scaling = meta(m, "rope_scaling", path);
-  i.rope_attn_factor = meta_positive(m, "rope_attn_factor", path);
-  i.token_count = meta_int(m, "token_count", path, 0, std::numeric_limits<int64_t>::max());
-  if (i.token_count < kMinCalibrationTokens)
-    fail(path, ": the statistics were calibrated on ", i.token_count, " token(s), fewer than the ",
-         kMinCalibrationTokens, " needed to say anything about the model; recalibrate with a longer --input");
-  i.input_hash = meta(m, "input_hash", path);
+  if (known("rope_theta")) i.rope_theta = meta_positive(m, "rope_theta", path);
+  if (known("rope_scaling")) i.rope_scaling = meta(m, "rope_scaling", path);
+  i.rope_attn_factor = known("rope_attn_factor") ? meta_positive(m, "rope_attn_factor", path) : 0;
+  if (known("token_count")) {
+    i.token_count = meta_int(m, "token_count", path, 0, std::numeric_limits<int64_t>::max());
+    if (i.token_count < kMinCalibrationTokens)
+      fail(path, ": the statistics were calibrated on ", i.token_count, " token(s), fewer than the ",
+           kMinCalibrationTokens, " needed to say anything about the model; recalibrate with a longer --input");
+  }
+  if (known("input_hash")) i.input_hash = meta(m, "input_hash", path);
   if (auto it = m.find("scored_layers"); it != m.end()) i.scored_layers = parse_layers(it->second, i.n_layers, path);
   const int64_t half = i.rotary_dims() / 2;
   const std::vector<int64_t> qs = {i.n_layers, i.n_heads, half}, ks = {i.n_layers, i.n_kv_heads, half};
@@ -239,12 +256,20 @@ LoadedStats read_stats_container(const StatsContainer& f) {
   s->q_mean_real = read_f32(f, "q_mean_real", qs);
   s->q_mean_imag = read_f32(f, "q_mean_imag", qs);
   s->q_abs_mean = read_f32(f, "q_abs_mean", qs);
-  s->k_mean_real = read_f32(f, "k_mean_real", ks);
-  s->k_mean_imag = read_f32(f, "k_mean_imag", ks);
-  s->k_abs_mean = read_f32(f, "k_abs_mean", ks);
   read_f32(f, "q_mrl", qs);  // derived, for analysis: only its shape and values are checked
-  read_f32(f, "k_mrl", ks);
-  i.rope_freqs = read_f32(f, "rope_freqs", {half});
+  // Key statistics: always in a calibrated file; in a converted one, all or none (and only
+  // with the KV head count they are shaped by).
+  if (!converted || f.find("k_mean_real")) {
+    if (i.n_kv_heads == 0) fail(path, ": stats tensors 'k_*' are present but metadata 'n_kv_heads' is not");
+    s->k_mean_real = read_f32(f, "k_mean_real", ks);
+    s->k_mean_imag = read_f32(f, "k_mean_imag", ks);
+    s->k_abs_mean = read_f32(f, "k_abs_mean", ks);
+    read_f32(f, "k_mrl", ks);
+  } else {
+    for (const char* k : {"k_mean_imag", "k_abs_mean", "k_mrl"})
+      if (f.find(k)) fail(path, ": stats tensor '", k, "' is present without 'k_mean_real'");
+  }
+  if (known("rope_freqs") || f.find("rope_freqs")) i.rope_freqs = read_f32(f, "rope_freqs", {half});
   if (s->pass_dims() > 0) {
     s->q_pass_mean = read_f32(f, "q_pass_mean", {i.n_layers, i.n_heads, s->pass_dims()});
     s->q_pass_abs_mean = read_f32(f, "q_pass_abs_mean", {i.n_layers, i.n_heads});
@@ -259,13 +284,15 @@ LoadedStats read_stats_container(const StatsContainer& f) {
 }
 
 StatsPayload stats_payload(const HeadStats& s, const StatsInfo& i, const std::string& path) {
+  // Statistics from a foreign format (source_format) may lack what it did not record.
+  const bool converted = !i.source_format.empty();
   const int64_t half = s.bands();
   const std::vector<int64_t> qs = {s.n_layers, s.n_heads, half}, ks = {s.n_layers, s.n_kv_heads, half};
   if (s.rotary_dims() % 2 || s.rotary_dims() > s.head_dim || s.rotary_dims() <= 0)
     fail(path, ": rotary_dim ", s.rotary_dims(), " for head_dim ", s.head_dim);
   if (i.rotary_dims() != s.rotary_dims())
     fail(path, ": the statistics are for rotary_dim ", s.rotary_dims(), ", the model info says ", i.rotary_dims());
-  if (static_cast<int64_t>(i.rope_freqs.size()) != half)
+  if (!(converted && i.rope_freqs.empty()) && static_cast<int64_t>(i.rope_freqs.size()) != half)
     fail(path, ": ", i.rope_freqs.size(), " RoPE frequencies for rotary_dim ", s.rotary_dims());
   const size_t np = static_cast<size_t>(s.n_layers) * s.n_heads;
   if (s.pass_dims() > 0 && (s.q_pass_mean.size() != np * s.pass_dims() || s.q_pass_abs_mean.size() != np))
@@ -276,8 +303,9 @@ StatsPayload stats_payload(const HeadStats& s, const StatsInfo& i, const std::st
   const size_t nq = static_cast<size_t>(s.n_layers) * s.n_heads * half, nk = static_cast<size_t>(s.n_layers) * s.n_kv_heads * half;
   for (const auto* v : {&s.q_mean_real, &s.q_mean_imag, &s.q_abs_mean})
     if (v->size() != nq) fail(path, ": query statistics hold ", v->size(), " values, expected ", nq);
+  const bool keys = !converted || !s.k_mean_real.empty() || !s.k_mean_imag.empty() || !s.k_abs_mean.empty();
   for (const auto* v : {&s.k_mean_real, &s.k_mean_imag, &s.k_abs_mean})
-    if (v->size() != nk) fail(path, ": key statistics hold ", v->size(), " values, expected ", nk);
+    if (keys && v->size() != nk) fail(path, ": key statistics hold ", v->size(), " values, expected ", nk);
   // The same rules the reader applies: a NaN from an overflowing forward pass must not
   // become a file that every later run then refuses (or worse, an older build accepts).
   const std::string bad = first_invalid_stats_value(stats_tensor_values(s, i.rope_freqs, i.weights_fingerprint));
@@ -289,17 +317,22 @@ StatsPayload stats_payload(const HeadStats& s, const StatsInfo& i, const std::st
   auto set_meta = [&](const char* key, const std::string& v) { out.metadata.emplace_back(key, v); };
   set_meta("format", kStatsFormatName);
   set_meta("format_version", std::to_string(kStatsFormatVersion));
-  set_meta("architecture", i.architecture);
+  if (converted) set_meta("source_format", i.source_format);
+  // In a converted file, what the source format did not know stays absent.
+  auto set_known = [&](const char* key, bool known, const std::string& v) {
+    if (!converted || known) set_meta(key, v);
+  };
+  set_known("architecture", !i.architecture.empty(), i.architecture);
   set_meta("model_name", i.model_name);
   set_meta("n_layers", std::to_string(s.n_layers));
   set_meta("n_heads", std::to_string(s.n_heads));
-  set_meta("n_kv_heads", std::to_string(s.n_kv_heads));
+  set_known("n_kv_heads", s.n_kv_heads > 0, std::to_string(s.n_kv_heads));
   set_meta("head_dim", std::to_string(s.head_dim));
-  set_meta("rope_theta", exact_number_text(i.rope_theta));
-  set_meta("rope_scaling", i.rope_scaling);
-  set_meta("rope_attn_factor", exact_number_text(i.rope_attn_factor));
-  set_meta("token_count", std::to_string(i.token_count));
-  set_meta("input_hash", i.input_hash);
+  set_known("rope_theta", i.rope_theta > 0, exact_number_text(i.rope_theta));
+  set_known("rope_scaling", !i.rope_scaling.empty(), i.rope_scaling);
+  set_known("rope_attn_factor", i.rope_attn_factor > 0, exact_number_text(i.rope_attn_factor));
+  set_known("token_count", i.token_count > 0, std::to_string(i.token_count));
+  set_known("input_hash", !i.input_hash.empty(), i.input_hash);
   set_meta("pairing", "half");
   if (s.pass_dims() > 0) set_meta("rotary_dim", std::to_string(s.rotary_dims()));
   if (!i.scored_layers.empty()) set_meta("scored_layers", join_layers(i.scored_layers));
@@ -309,12 +342,14 @@ StatsPayload stats_payload(const HeadStats& s, const StatsInfo& i, const std::st
   add("q_mean_real", s.q_mean_real, qs);
   add("q_mean_imag", s.q_mean_imag, qs);
   add("q_abs_mean", s.q_abs_mean, qs);
-  add("q_mrl", mrl(s.q_mean_real, s.q_mean_imag, s.q_abs_mean), qs);
-  add("k_mean_real", s.k_mean_real, ks);
-  add("k_mean_imag", s.k_mean_imag, ks);
-  add("k_abs_mean", s.k_abs_mean, ks);
-  add("k_mrl", mrl(s.k_mean_real, s.k_mean_imag, s.k_abs_mean), ks);
-  add("rope_freqs", i.rope_freqs, {half});
+  add("q_mrl", mean_resultant_length(s.q_mean_real, s.q_mean_imag, s.q_abs_mean), qs);
+  if (keys) {
+    add("k_mean_real", s.k_mean_real, ks);
+    add("k_mean_imag", s.k_mean_imag, ks);
+    add("k_abs_mean", s.k_abs_mean, ks);
+    add("k_mrl", mean_resultant_length(s.k_mean_real, s.k_mean_imag, s.k_abs_mean), ks);
+  }
+  if (!i.rope_freqs.empty()) add("rope_freqs", i.rope_freqs, {half});
   if (s.pass_dims() > 0) {
     add("q_pass_mean", s.q_pass_mean, {s.n_layers, s.n_heads, s.pass_dims()});
     add("q_pass_abs_mean", s.q_pass_abs_mean, {s.n_layers, s.n_heads});
@@ -333,19 +368,27 @@ void write_stats_file(const std::string& path, const HeadStats& s, const StatsIn
 }
 
 LoadedStats read_stats_any(const std::string& path) {
-  const StatsFileSniff kind = sniff_stats_file(path);
-  refuse_non_stats_file(path, kind);
-  if (kind.kind == StatsFileKind::TorchZip) {
-    PtStats pt = read_pt_stats(path);  // values checked there, by the same rules
-    LoadedStats out;
-    out.official_pt = true;
-    out.info.n_layers = pt.stats.n_layers;
-    out.info.n_heads = pt.stats.n_heads;
-    out.info.head_dim = pt.stats.head_dim;
-    out.stats = std::make_shared<HeadStats>(std::move(pt.stats));
-    return out;
+  const StatsFileSniff sniff = sniff_stats_file(path);
+  refuse_non_stats_file(path, sniff);
+  LoadedStats out;
+  switch (sniff.kind) {
+    case StatsFileKind::TorchZip: {
+      PtStats pt = read_pt_stats(path);  // values checked there, by the same rules
+      out.official_pt = true;
+      out.format = StatsFormat::OfficialPt;
+      out.info.n_layers = pt.stats.n_layers;
+      out.info.n_heads = pt.stats.n_heads;
+      out.info.head_dim = pt.stats.head_dim;
+      out.info.rope_attn_factor = 0;  // not recorded
+      out.stats = std::make_shared<HeadStats>(std::move(pt.stats));
+      break;
+    }
+    case StatsFileKind::Tria: out = read_tria_stats(path); break;
+    case StatsFileKind::NumpyZip: out = read_npz_stats(path); break;
+    default: return read_safetensors_stats(path);
   }
-  return read_safetensors_stats(path);
+  out.info.source_format = stats_format_name(out.format);
+  return out;
 }
 
 }  // namespace triattn

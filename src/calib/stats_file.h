@@ -16,6 +16,10 @@
 //   input_hash ("fnv1a64:<16 hex>" of the calibration token ids), pairing "half".
 // Version 1 is the same without weights_fingerprint; it still loads, with a warning that the
 // model's identity cannot be verified.
+// A file converted from another format (`triattn stats convert`) says so in metadata
+// 'source_format' (stats_format_name) and holds only what that format knew: any of
+// architecture, n_kv_heads, rope_*, token_count, input_hash, rope_freqs and the k_* tensors
+// may then be absent (unknown), and nothing absent is compared with the model.
 // Loading validates against the model and refuses a mismatch naming each field and both
 // values; every value must obey calib/stats_values.h. Reading and writing live in
 // stats_file.cpp (over calib/stats_container.h, shared with the statistics a model file
@@ -47,7 +51,17 @@ inline constexpr int64_t kMinCalibrationTokens = 2;
 // 861-token calibration text of the demo is above it.)
 inline constexpr int64_t kFewCalibrationTokens = 256;
 
+// The statistics formats read and written (calib/stats_formats.h describes each).
+enum class StatsFormat {
+  Triattn,     // ours: safetensors, above
+  OfficialPt,  // the official implementation's torch .pt (calib/pt_stats.h)
+  TriaV1,      // "TRIA" version 1 of the llama.cpp TurboQuant fork, .triattention (calib/tria_stats.h)
+  TriaV2,      // "TRIA" 64-byte-header layout of triattention-ggml, versions 1 and 2 (calib/tria_stats.h)
+  MlxNpz,      // the official implementation's MLX port, numpy .npz (calib/npz_stats.h)
+};
+
 // Identity of the model and the calibration run recorded in (or read from) a stats file.
+// Fields a format does not record stay at their "unknown" values: "" for strings, 0 for numbers.
 struct StatsInfo {
   std::string architecture, model_name;
   int n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
@@ -64,13 +78,21 @@ struct StatsInfo {
   // sliding-window layers (metadata 'scored_layers', e.g. "1,3,5"); empty: every layer. The
   // statistics hold every layer either way (analysis reads the sliding ones too).
   std::vector<int> scored_layers;
+  // The format the statistics were converted from (stats_format_name); "" when triattn calibrated them.
+  std::string source_format;
 };
 
 struct LoadedStats {
   std::shared_ptr<const HeadStats> stats;
   StatsInfo info;
-  int format_version = 0;    // of a safetensors stats file; 0 for .pt
-  bool official_pt = false;  // read from the official implementation's .pt (fewer fields known)
+  int format_version = 0;    // of the file's own format (ours: 1 or 2; TRIA: 1 or 2); 0 for .pt and .npz
+  StatsFormat format = StatsFormat::Triattn;
+  // Read from one of the official implementation's formats (.pt, MLX .npz): no KV head count,
+  // no model identity at all.
+  bool official_pt = false;
+  // What the reader could not honour but which does not stop the load (per-layer budget
+  // scales of TRIA v2, ...), each "PATH: ...": shown as warnings by load_stats.
+  std::vector<std::string> notes;
 };
 
 // FNV-1a 64 over the token ids as little-endian int32: identifies the calibration input.
@@ -84,8 +106,8 @@ StatsInfo stats_info_for(const ModelConfig& cfg, int64_t token_count, uint64_t i
 // Refuses values that break calib/stats_values.h (a model whose activations overflowed) and
 // writes atomically: an error never leaves a truncated file at `path`.
 void write_stats_file(const std::string& path, const HeadStats& stats, const StatsInfo& info);
-// Either format: safetensors (ours) or the official torch .pt zip, told apart by the first
-// bytes; anything else (a GGUF, a model directory, a text) is refused as not a stats file.
+// Any format of calib/stats_formats.h, told apart by the first bytes (calib/stats_file_kind.h);
+// anything else (a GGUF, a model directory, a text) is refused as not a stats file.
 LoadedStats read_stats_any(const std::string& path);
 // Throws Error naming every field that differs from the model (with both values).
 void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const std::string& path);

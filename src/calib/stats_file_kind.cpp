@@ -27,20 +27,28 @@ StatsFileSniff sniff_stats_file(const std::string& path) {
   if (ec) return kind(StatsFileKind::Missing, ec.message());
   if (s.size == 0) return kind(StatsFileKind::Empty);
 
-  unsigned char b[9] = {};
+  // Enough for a zip's first local header and a short entry name (an .npz tells itself from
+  // a torch zip by that name).
+  unsigned char b[30 + 256] = {};
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) return kind(StatsFileKind::Missing, errno ? std::strerror(errno) : "cannot read");
   in.read(reinterpret_cast<char*>(b), sizeof b);
   const auto got = static_cast<size_t>(in.gcount());
+  auto first_zip_entry = [&]() -> std::string {
+    const size_t n = b[26] | b[27] << 8;
+    return got >= 30 + n ? std::string(reinterpret_cast<const char*>(b) + 30, n) : std::string();
+  };
   s.kind = StatsFileKind::Other;
   if (got >= 4 && std::memcmp(b, "GGUF", 4) == 0) {
     s.kind = StatsFileKind::Gguf;
   } else if (got >= 4 && std::memcmp(b, "PK\x03\x04", 4) == 0) {
-    s.kind = StatsFileKind::TorchZip;
+    s.kind = first_zip_entry().ends_with(".npy") ? StatsFileKind::NumpyZip : StatsFileKind::TorchZip;
+  } else if (got >= 4 && std::memcmp(b, "AIRT", 4) == 0) {  // 0x54524941 little-endian
+    s.kind = StatsFileKind::Tria;
   } else if (got >= 4 && std::memcmp(b, "ak42", 4) == 0) {
     s.kind = StatsFileKind::Llama2cV2;
-  } else if (got == 9 && b[8] == '{') {  // before the pickle test: a header length may start with 0x80
+  } else if (got >= 9 && b[8] == '{') {  // before the pickle test: a header length may start with 0x80
     uint64_t n = 0;
     for (int i = 7; i >= 0; --i) n = n << 8 | b[i];  // little-endian u64
     s.header_bytes = n;
@@ -52,10 +60,13 @@ StatsFileSniff sniff_stats_file(const std::string& path) {
 }
 
 void refuse_non_stats_file(const std::string& path, const StatsFileSniff& s) {
-  static const char* kFrom = "stats files come from `triattn calibrate`, or the official TriAttention .pt";
+  static const char* kFrom =
+      "stats files come from `triattn calibrate`, the official TriAttention .pt or MLX .npz, or a TRIA .triattention/.bin";
   switch (s.kind) {
     case StatsFileKind::Safetensors:
     case StatsFileKind::TorchZip:
+    case StatsFileKind::NumpyZip:
+    case StatsFileKind::Tria:
       return;
     case StatsFileKind::Missing:
       fail(path, ": cannot open stats file: ", s.error);
@@ -78,7 +89,7 @@ void refuse_non_stats_file(const std::string& path, const StatsFileSniff& s) {
     case StatsFileKind::Other:
       break;
   }
-  fail(path, ": not a triattn stats file (it is neither a safetensors file nor a torch .pt zip; ", kFrom, ")");
+  fail(path, ": not a triattn stats file (it is neither a safetensors file nor a torch .pt or numpy .npz zip, nor a TRIA file; ", kFrom, ")");
 }
 
 }  // namespace triattn

@@ -11,7 +11,9 @@ namespace triattn {
 enum class StatsFileKind {
   Safetensors,   // u64 header length that fits in the file, then '{'
   TruncatedSafetensors,  // looks like safetensors, but the header runs past the end
-  TorchZip,      // "PK\3\4": a zip, as torch.save writes since torch 1.6
+  TorchZip,      // "PK\3\4": a zip, as torch.save writes since torch 1.6 (any zip but an .npz)
+  NumpyZip,      // a zip whose first entry is a .npy array: np.savez (the MLX statistics)
+  Tria,          // u32 0x54524941 ("TRIA"): the TRIA v1 / v2 statistics (calib/tria_stats.h)
   TorchLegacy,   // a pickle (0x80 protocol byte): torch.save before 1.6, or _use_new_zipfile_serialization=False
   Gguf,          // "GGUF"
   Llama2cV2,     // "ak42": llama2.c's versioned export (the legacy .bin has no magic)
@@ -33,7 +35,7 @@ struct StatsFileSniff {
 StatsFileSniff sniff_stats_file(const std::string& path);
 
 // Throws Error "PATH: not a triattn stats file (it is a GGUF model file; ...)" for every kind
-// but Safetensors and TorchZip, which the readers take from there.
+// but those a reader takes from there (Safetensors, TorchZip, NumpyZip, Tria).
 void refuse_non_stats_file(const std::string& path, const StatsFileSniff& sniff);
 
 }  // namespace triattn

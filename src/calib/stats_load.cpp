@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "calib/stats_file.h"
+#include "calib/stats_formats.h"
 #include "core/error.h"
 #include "model/model.h"
 #include "model/weights_fingerprint.h"
@@ -32,9 +33,9 @@ std::string recalibrate_hint(const Model& model, const std::string& path) {
          " --input TEXT -o " + path + "`";
 }
 
-// The .pt does not record KV heads; the model does (needed for GQA grouping).
+// The .pt and .npz do not record KV heads; the model does (needed for GQA grouping).
 std::shared_ptr<const HeadStats> with_kv_heads(const LoadedStats& l, const ModelConfig& cfg) {
-  if (!l.official_pt) return l.stats;
+  if (l.stats->n_kv_heads > 0) return l.stats;
   auto s = std::make_shared<HeadStats>(*l.stats);
   s->n_kv_heads = cfg.n_kv_heads;
   return s;
@@ -51,19 +52,22 @@ void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const 
   cmp_int("n_layers", i.n_layers, cfg.n_layers);
   cmp_int("n_heads", i.n_heads, cfg.n_heads);
   cmp_int("head_dim", i.head_dim, cfg.head_dim);
-  // The bands and the pass statistics depend on how many coordinates rotate. The .pt format
-  // has no pass statistics, so a partial-RoPE model refuses it (reported as its rotary_dim).
-  if (loaded.official_pt && cfg.rotary_dims() < cfg.head_dim)
+  // The bands and the pass statistics depend on how many coordinates rotate. The foreign
+  // formats have no pass statistics, so a partial-RoPE model refuses them (reported as its rotary_dim).
+  if (loaded.format != StatsFormat::Triattn && cfg.rotary_dims() < cfg.head_dim)
     bad.push_back("rotary_dim: the model rotates " + std::to_string(cfg.rotary_dims()) + " of its " +
-                  std::to_string(cfg.head_dim) + " coordinates, and the official .pt format holds no statistics of "
-                  "the unrotated ones");
+                  std::to_string(cfg.head_dim) + " coordinates, and the " + stats_format_info(loaded.format).description +
+                  " format holds no statistics of the unrotated ones");
   else
     cmp_int("rotary_dim", i.rotary_dims(), cfg.rotary_dims());
-  if (!loaded.official_pt) {  // the official .pt records none of these
-    cmp_int("n_kv_heads", i.n_kv_heads, cfg.n_kv_heads);
-    if (i.architecture != cfg.arch) bad.push_back("architecture '" + i.architecture + "' (model: '" + cfg.arch + "')");
-    if (std::abs(i.rope_theta - cfg.rope_theta) > 1e-6 * std::abs(static_cast<double>(cfg.rope_theta)))
-      bad.push_back("rope_theta " + exact_number_text(i.rope_theta) + " (model: " + exact_number_text(cfg.rope_theta) + ")");
+  // Each field only where the file records it: the foreign formats (and files converted from
+  // them) know fewer (calib/stats_formats.h); unknown fields are "" or 0.
+  if (i.n_kv_heads > 0) cmp_int("n_kv_heads", i.n_kv_heads, cfg.n_kv_heads);
+  if (!i.architecture.empty() && i.architecture != cfg.arch)
+    bad.push_back("architecture '" + i.architecture + "' (model: '" + cfg.arch + "')");
+  if (i.rope_theta > 0 && std::abs(i.rope_theta - cfg.rope_theta) > 1e-6 * std::abs(static_cast<double>(cfg.rope_theta)))
+    bad.push_back("rope_theta " + exact_number_text(i.rope_theta) + " (model: " + exact_number_text(cfg.rope_theta) + ")");
+  {
     // Compare what scoring actually uses (ω_f after scaling), so equivalent descriptions of the
     // same scaling (HF rope_scaling vs GGUF rope_freqs factors) are not refused.
     if (i.head_dim == cfg.head_dim && i.rotary_dims() == cfg.rotary_dims()) {
@@ -81,7 +85,8 @@ void check_stats_match(const LoadedStats& loaded, const ModelConfig& cfg, const 
     if (!i.scored_layers.empty() && i.n_layers == cfg.n_layers && i.scored_layers != full)
       bad.push_back("scored layers " + join_layers(i.scored_layers) + " (model's full-attention layers: " +
                     (full.empty() ? std::string("all") : join_layers(full)) + ")");
-    if (std::abs(i.rope_attn_factor - cfg.rope_attn_factor()) > 1e-6)
+    // 1e-6 relative: TRIA v2 stores it as f32.
+    if (i.rope_attn_factor > 0 && std::abs(i.rope_attn_factor - cfg.rope_attn_factor()) > 1e-6 * cfg.rope_attn_factor())
       bad.push_back("rope_attn_factor " + exact_number_text(i.rope_attn_factor) + " (model: " + exact_number_text(cfg.rope_attn_factor()) + ")");
   }
   if (bad.empty()) return;
@@ -100,9 +105,13 @@ void check_stats_identity(const LoadedStats& loaded, const Model& model, const s
   const StatsInfo& i = loaded.info;
   const std::string& name = model.config().name;
   if (i.weights_fingerprint.empty()) {
-    const std::string why = loaded.official_pt ? "the official .pt format records no weights fingerprint"
-                                               : "stats format version " + std::to_string(loaded.format_version) +
-                                                     " records no weights fingerprint";
+    const std::string why =
+        loaded.format != StatsFormat::Triattn
+            ? std::string("the ") + stats_format_info(loaded.format).description + " format records no weights fingerprint"
+        : !loaded.info.source_format.empty()
+            ? "it was converted from the " + std::string(stats_format_info(parse_stats_format(loaded.info.source_format)).description) +
+                  " format, which records no weights fingerprint"
+            : "stats format version " + std::to_string(loaded.format_version) + " records no weights fingerprint";
     warn(why + ", so it cannot be verified that these statistics were calibrated on this model (only its shape "
                "matches); " + recalibrate_hint(model, path) + " to record one");
   } else {
@@ -125,6 +134,7 @@ std::shared_ptr<const HeadStats> load_stats(const std::string& path, const Model
   LoadedStats l = read_stats_any(path);
   check_stats_match(l, model.config(), path);
   check_stats_identity(l, model, path, warnings);
+  if (warnings) warnings->insert(warnings->end(), l.notes.begin(), l.notes.end());
   return with_kv_heads(l, model.config());
 }
 

@@ -74,6 +74,14 @@ std::vector<StatsTensorValues> stats_tensor_values(const HeadStats& s, std::span
   return t;
 }
 
+std::vector<float> mean_resultant_length(std::span<const float> re, std::span<const float> im,
+                                         std::span<const float> abs) {
+  std::vector<float> r(re.size());
+  for (size_t i = 0; i < r.size(); ++i)
+    r[i] = abs[i] > 0 ? static_cast<float>(std::hypot(re[i], im[i]) / abs[i]) : 0.0f;
+  return r;
+}
+
 std::string first_invalid_stats_value(std::span<const StatsTensorValues> tensors) {
   for (const StatsTensorValues& t : tensors) {
     const Rule rule = rule_for(t.name);

@@ -25,6 +25,11 @@ struct StatsTensorValues {
 std::vector<StatsTensorValues> stats_tensor_values(const HeadStats& s, std::span<const float> rope_freqs,
                                                    std::span<const float> fingerprint);
 
+// R_f = |mean| / abs_mean per band (0 where abs_mean is 0): the derived *_mrl tensors that
+// every format stores beside the means.
+std::vector<float> mean_resultant_length(std::span<const float> re, std::span<const float> im,
+                                         std::span<const float> abs);
+
 // "" when every value obeys its tensor's rule; otherwise the first bad value, e.g.
 // "tensor 'q_mean_imag' holds nan at layer 1, head 3, band 2 (values must be finite)".
 std::string first_invalid_stats_value(std::span<const StatsTensorValues> tensors);

@@ -7,6 +7,7 @@
 #include "calib/calibrate_paths.h"
 #include "calib/stats_embedded.h"
 #include "calib/stats_file.h"
+#include "calib/stats_formats.h"
 #include "calib/stats_file_kind.h"
 #include "calib/stats_into.h"
 #include "cli/calibrate_run.h"
@@ -32,7 +33,8 @@ bool same_model_path(const std::string& a, const std::string& b) {
 LoadedStats checked_stats_file(const std::string& path, const Model& model) {
   LoadedStats l = read_stats_any(path);
   if (l.official_pt)
-    fail("--stats ", path, ": the official .pt records no model identity, which the model file must carry; "
+    fail("--stats ", path, ": the ", stats_format_info(l.format).description,
+         " records no model identity, which the model file must carry; "
          "calibrate with `triattn calibrate --into ", model.path(), " --input TEXT` instead");
   check_stats_match(l, model.config(), path);
   std::vector<std::string> warnings;

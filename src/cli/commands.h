@@ -22,5 +22,6 @@ int cmd_logits(const std::vector<std::string>& args);      // dev: logits for gi
 int cmd_make_model(const std::vector<std::string>& args);  // random-weight models
 int cmd_scores(const std::vector<std::string>& args);      // dev: TriAttention key scores
 int cmd_keep_overlap(const std::vector<std::string>& args);  // dev: --stats auto's keep sets against a file's
+int cmd_stats(const std::vector<std::string>& args);       // statistics files: info, convert between formats
 
 }  // namespace triattn::cli

@@ -29,6 +29,8 @@ const Command kCommands[] = {
     {"serve", triattn::cli::cmd_serve, "serve the model over an OpenAI-compatible HTTP API", false},
     {"tokenize", triattn::cli::cmd_tokenize, "show the token ids of a text (vocabulary only, no weights)", false},
     {"calibrate", triattn::cli::cmd_calibrate, "measure per-head query statistics for TriAttention", false},
+    {"stats", triattn::cli::cmd_stats, "describe a statistics file, or convert it between formats (.pt, .npz, TRIA)",
+     false},
     {"bench", triattn::cli::cmd_bench, "measure speed, KV memory and scoring overhead per KV policy and depth", false},
     {"analyze", triattn::cli::cmd_analyze, "report how concentrated a model's pre-RoPE queries and keys are", false},
     {"eval", triattn::cli::cmd_eval, "measure quality under KV eviction: ppl, agree, needle, dfs, math", false},

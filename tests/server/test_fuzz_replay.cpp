@@ -43,6 +43,12 @@
 #define LLVMFuzzerTestOneInput fuzz_stats_pt_one
 #include "../../fuzz/fuzz_stats_pt.cpp"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_stats_tria_one
+#include "../../fuzz/fuzz_stats_tria.cpp"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_stats_npz_one
+#include "../../fuzz/fuzz_stats_npz.cpp"
+#undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_pickle_one
 #include "../../fuzz/fuzz_pickle.cpp"
 #undef LLVMFuzzerTestOneInput
@@ -92,6 +98,8 @@ const Target kTargets[] = {
     {"fuzz_llama2c_vocab", fuzz_llama2c_vocab_one, nullptr},
     {"fuzz_stats_safetensors", fuzz_stats_safetensors_one, nullptr},
     {"fuzz_stats_pt", fuzz_stats_pt_one, nullptr},
+    {"fuzz_stats_tria", fuzz_stats_tria_one, nullptr},
+    {"fuzz_stats_npz", fuzz_stats_npz_one, nullptr},
     {"fuzz_pickle", fuzz_pickle_one, nullptr},
     {"fuzz_zip", fuzz_zip_one, nullptr},
     {"fuzz_tokenizer_json", fuzz_tokenizer_json_one, nullptr},

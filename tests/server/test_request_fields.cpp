@@ -12,6 +12,7 @@
 #include "model/maker.h"
 #include "server/api_error.h"
 #include "server/completion_request.h"
+#include "server/tool_fields.h"
 
 namespace triattn::server {
 namespace {
