@@ -174,11 +174,12 @@ std::vector<uint8_t> npy_f32_bytes(std::span<const float> v) {
   std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
   while ((10 + h.size() + 1) % 64 != 0) h += ' ';
   h += '\n';
-  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(h.size() & 0xFF),
-                              static_cast<uint8_t>(h.size() >> 8)};
-  out.insert(out.end(), h.begin(), h.end());
-  const auto* b = reinterpret_cast<const uint8_t*>(v.data());
-  out.insert(out.end(), b, b + v.size() * sizeof(float));
+  const uint8_t magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(h.size() & 0xFF),
+                             static_cast<uint8_t>(h.size() >> 8)};
+  std::vector<uint8_t> out(sizeof magic + h.size() + v.size() * sizeof(float));
+  std::memcpy(out.data(), magic, sizeof magic);
+  std::memcpy(out.data() + sizeof magic, h.data(), h.size());
+  if (!v.empty()) std::memcpy(out.data() + sizeof magic + h.size(), v.data(), v.size() * sizeof(float));
   return out;
 }
 
