@@ -22,7 +22,9 @@ void check_comparable(const LoadedStats& a, const std::string& path_a, const Loa
   cmp("n_heads", a.stats->n_heads, b.stats->n_heads);
   cmp("head_dim", a.stats->head_dim, b.stats->head_dim);
   cmp("rotary_dim", a.stats->rotary_dims(), b.stats->rotary_dims());
-  if (!a.official_pt && !b.official_pt && x.architecture != y.architecture)
+  // Only where both files record it (the official formats and TRIA files do not).
+  if (!a.official_pt && !b.official_pt && !x.architecture.empty() && !y.architecture.empty() &&
+      x.architecture != y.architecture)
     bad.push_back("architecture '" + x.architecture + "' vs '" + y.architecture + "'");
   if (x.rope_freqs.size() == y.rope_freqs.size())
     for (size_t f = 0; f < x.rope_freqs.size(); ++f)

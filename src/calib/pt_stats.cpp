@@ -1,12 +1,11 @@
 #include "calib/pt_stats.h"
 
 #include <charconv>
-#include <cstdio>
 #include <cstring>
-#include <map>
 #include <string_view>
 #include <utility>
 
+#include "calib/head_grid.h"
 #include "calib/pickle_reader.h"
 #include "calib/stats_values.h"
 #include "calib/zip_reader.h"
@@ -106,55 +105,26 @@ PtStats read_pt_stats(const std::string& path) {
   if (!out.rope_style.empty() && out.rope_style != "half")
     fail(path, ": rope_style '", out.rope_style, "' is not supported (only \"half\" pairing)");
 
-  // Collect the heads by (layer, head), then check the grid is complete.
-  struct Head {
-    std::vector<float> re, im, abs;
-  };
-  std::map<std::pair<int, int>, Head> heads;
-  int n_layers = 0, n_heads = 0, half = -1;
+  // Collect the heads by (layer, head); the grid checks they are complete.
+  HeadGrid grid(path, ".pt file");
   for (const auto& [k, v] : stats->entries) {
     const auto [l, h] = parse_head_key(*k, path);
-    if (heads.contains({l, h})) fail(path, ": stats['", k->s, "'] names layer ", l, " head ", h, " a second time");
-    if (v->kind != PyValue::Kind::Dict) fail(path, ": stats['", k->s, "'] is a ", v->kind_name(), ", expected a dict");
-    Head hd;
+    const std::string key = "stats['" + k->s + "']";
+    if (v->kind != PyValue::Kind::Dict) fail(path, ": ", key, " is a ", v->kind_name(), ", expected a dict");
+    HeadQStats hd;
     const std::pair<const char*, std::vector<float>*> fields[] = {
         {"q_mean_real", &hd.re}, {"q_mean_imag", &hd.im}, {"q_abs_mean", &hd.abs}};
     for (const auto& [field, dst] : fields) {
       const PyValue* t = v->get(field);
-      if (!t || t->kind != PyValue::Kind::Tensor) fail(path, ": stats['", k->s, "'] has no tensor '", field, "'");
+      if (!t || t->kind != PyValue::Kind::Tensor) fail(path, ": ", key, " has no tensor '", field, "'");
       *dst = tensor_values(zip, prefix, t->tensor, k->s + "." + field);
-      if (half < 0) half = static_cast<int>(dst->size());
-      if (static_cast<int>(dst->size()) != half)
-        fail(path, ": stats['", k->s, "'].", field, " has ", dst->size(), " values, other heads have ", half);
     }
-    heads[{l, h}] = std::move(hd);
-    n_layers = std::max(n_layers, l + 1);
-    n_heads = std::max(n_heads, h + 1);
+    grid.add(l, h, std::move(hd), key);
   }
-  if (heads.empty() || half <= 0) fail(path, ": the stats dict is empty");
-  if (head_dim_meta != 0 && head_dim_meta != 2 * half)
-    fail(path, ": metadata head_dim ", head_dim_meta, " but the tensors hold ", half, " bands (head_dim ", 2 * half, ")");
-
-  HeadStats& s = out.stats;
-  s.n_layers = n_layers;
-  s.n_heads = n_heads;
-  s.head_dim = 2 * half;
-  for (int l = 0; l < n_layers; ++l)
-    for (int h = 0; h < n_heads; ++h) {
-      auto it = heads.find({l, h});
-      if (it == heads.end()) {
-        char key[64];
-        std::snprintf(key, sizeof key, "layer%02d_head%02d", l, h);
-        fail(path, ": stats for ", key, " are missing (every query head of every layer is needed)");
-      }
-      s.q_mean_real.insert(s.q_mean_real.end(), it->second.re.begin(), it->second.re.end());
-      s.q_mean_imag.insert(s.q_mean_imag.end(), it->second.im.begin(), it->second.im.end());
-      s.q_abs_mean.insert(s.q_abs_mean.end(), it->second.abs.begin(), it->second.abs.end());
-    }
-  // Same value rules as our own files (calib/stats_values.h); positions are (layer, head, band).
-  const std::string bad = first_invalid_stats_value(stats_tensor_values(s, {}, {}));
-  if (!bad.empty())
-    fail(path, ": stats ", bad, "; the file is damaged: make it again, or calibrate with `triattn calibrate`");
+  out.stats = grid.assemble(0, 0, 0);
+  if (head_dim_meta != 0 && head_dim_meta != out.stats.head_dim)
+    fail(path, ": metadata head_dim ", head_dim_meta, " but the tensors hold ", out.stats.head_dim / 2,
+         " bands (head_dim ", out.stats.head_dim, ")");
   return out;
 }
 

@@ -79,6 +79,8 @@ TEST(StatsCompare, RefusesStatisticsOfDifferentModels) {
     EXPECT_NE(m.find("architecture 'llama' vs 'qwen3'"), std::string::npos) << m;
   }
   EXPECT_NO_THROW(check_comparable(a, "x", a, "y"));
+  // A file that records no architecture (a TRIA file) compares with one that does.
+  EXPECT_NO_THROW(check_comparable(a, "ours.st", loaded(stats(2, 2, 8, 0), ""), "theirs.triattention"));
 }
 
 }  // namespace

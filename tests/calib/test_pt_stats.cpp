@@ -80,7 +80,7 @@ TEST(PtStats, MalformedFilesAreClearErrors) {
   } cases[] = {
       {"deflate", "compressed"},
       {"evil_global", "refusing pickle global"},
-      {"missing_head", "layer01_head03 are missing"},
+      {"missing_head", "has no statistics for layer 1 head 3"},
       {"truncated", "truncated"},
       {"bad_crc", "CRC"},
       {"not_stats", "no \"stats\" dict"},
