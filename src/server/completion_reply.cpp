@@ -212,7 +212,9 @@ bool StreamReply::pull(std::string& out) {
           choices.push_back({{"index", c}, {"delta", {{"tool_calls", json::array({std::move(d)})}}}, {"logprobs", nullptr},
                              {"finish_reason", nullptr}});
       if (st.done && error.empty()) {
-        const std::string finish = s.tools && s.tools->count() > 0 ? "tool_calls" : api_finish_reason(st.result);
+        // A reply cut by max_tokens says so even after calls (its last call may be cut too).
+        const std::string reason = api_finish_reason(st.result);
+        const std::string finish = s.tools && s.tools->count() > 0 && reason != "length" ? "tool_calls" : reason;
         choices.push_back(stream_choice(p_.ctx, static_cast<int>(c), {}, nullptr, finish, s.first));
         s.first = false;
         s.finished = true;

@@ -132,7 +132,9 @@ json whole_choice(const ReplyContext& ctx, int index, const GenerateResult& r) {
     json lp = nullptr;
     if (req.logprobs >= 0)
       lp = {{"content", chat_logprobs_content(*ctx.tok, std::span(r.logprobs).first(std::min(kept, r.logprobs.size())))}};
-    const std::string finish = message.contains("tool_calls") ? "tool_calls" : api_finish_reason(r);
+    // A reply cut by max_tokens says so even after calls (its last call may be cut too).
+    const std::string reason = api_finish_reason(r);
+    const std::string finish = message.contains("tool_calls") && reason != "length" ? "tool_calls" : reason;
     return {{"index", index}, {"message", message}, {"logprobs", lp}, {"finish_reason", finish}};
   }
   const std::string prefix = req.echo ? req.prompt_text : "";

@@ -116,6 +116,24 @@ TEST_F(ToolsServerTest, NamedFunctionIsTheOneCalled) {
   }
 }
 
+// Parallel calls go on while the model wants more: a reply that max_tokens cuts says
+// "length", whole and streamed, even after complete calls (the last one may be cut).
+TEST_F(ToolsServerTest, CallsCutByMaxTokensFinishWithLength) {
+  json body = request({{"type", "function"}, {"function", {{"name", "get_time"}}}}, 2);
+  body["parallel_tool_calls"] = true;
+  body["max_tokens"] = 60;  // one get_time call is about 50 bytes: the second is cut
+  auto r = post(body);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json c = json::parse(r->body)["choices"][0];
+  EXPECT_EQ(c["finish_reason"], "length") << c;
+  body["stream"] = true;
+  r = post(body);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"finish_reason\":\"length\""), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find("\"finish_reason\":\"tool_calls\""), std::string::npos) << r->body;
+}
+
 TEST_F(ToolsServerTest, StreamedDeltasReassembleToTheSameCall) {
   json body = request("required", 3);
   auto whole = post(body);
