@@ -3,14 +3,12 @@
 #include <array>
 #include <cstring>
 
+#include "calib/zip_format.h"
 #include "core/error.h"
 
 namespace triattn {
 
 namespace {
-
-constexpr uint32_t kLocalSig = 0x04034b50, kCentralSig = 0x02014b50, kEndSig = 0x06054b50;
-constexpr uint32_t kZip64EndSig = 0x06064b50, kZip64LocatorSig = 0x07064b50;
 
 // Little-endian field reads with bounds checks against the whole file.
 struct Reader {
@@ -62,12 +60,12 @@ uint32_t crc32(std::span<const uint8_t> data) {
 
 ZipArchive::ZipArchive(const std::string& path) : file_(path) {
   const Reader r{file_.data(), file_.size(), file_.path()};
-  if (file_.size() < 22 || r.u32(0) != kLocalSig) fail(path, ": not a zip archive");
+  if (file_.size() < 22 || r.u32(0) != zip::kLocalSig) fail(path, ": not a zip archive");
   // The end-of-central-directory record sits in the last 22 + 65535 (comment) bytes.
   uint64_t eocd = UINT64_MAX;
   const uint64_t lo = file_.size() > 22 + 65535 ? file_.size() - 22 - 65535 : 0;
   for (uint64_t off = file_.size() - 22 + 1; off-- > lo;)
-    if (r.u32(off) == kEndSig && off + 22 + r.u16(off + 20) == file_.size()) {
+    if (r.u32(off) == zip::kEndSig && off + 22 + r.u16(off + 20) == file_.size()) {
       eocd = off;
       break;
     }
@@ -77,9 +75,9 @@ ZipArchive::ZipArchive(const std::string& path) : file_(path) {
   uint64_t cd_size = r.u32(eocd + 12), cd_off = r.u32(eocd + 16);
   if (count == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_off == 0xFFFFFFFFu) {
     // Zip64: the locator precedes the classic record and points at the 64-bit record.
-    if (eocd < 20 || r.u32(eocd - 20) != kZip64LocatorSig) fail(path, ": zip64 locator missing");
+    if (eocd < 20 || r.u32(eocd - 20) != zip::kZip64LocatorSig) fail(path, ": zip64 locator missing");
     const uint64_t z = r.u64(eocd - 20 + 8);
-    if (r.u32(z) != kZip64EndSig) fail(path, ": zip64 end record missing");
+    if (r.u32(z) != zip::kZip64EndSig) fail(path, ": zip64 end record missing");
     count = r.u64(z + 32);
     cd_size = r.u64(z + 40);
     cd_off = r.u64(z + 48);
@@ -87,7 +85,7 @@ ZipArchive::ZipArchive(const std::string& path) : file_(path) {
   r.need(cd_off, cd_size, "central directory");
   uint64_t off = cd_off;
   for (uint64_t i = 0; i < count; ++i) {
-    if (r.u32(off) != kCentralSig) fail(path, ": bad zip central directory entry ", i);
+    if (r.u32(off) != zip::kCentralSig) fail(path, ": bad zip central directory entry ", i);
     Entry e;
     e.flags = r.u16(off + 8);
     e.method = r.u16(off + 10);
@@ -137,7 +135,7 @@ std::span<const uint8_t> ZipArchive::read(const std::string& name) const {
          "); only stored entries are supported, as torch.save writes them");
   if (e->comp_size != e->size) fail(path(), ": zip entry '", name, "' has inconsistent sizes");
   const Reader r{file_.data(), file_.size(), file_.path()};
-  if (r.u32(e->local_offset) != kLocalSig) fail(path(), ": zip entry '", name, "' has no local header");
+  if (r.u32(e->local_offset) != zip::kLocalSig) fail(path(), ": zip entry '", name, "' has no local header");
   const uint64_t data = e->local_offset + 30 + r.u16(e->local_offset + 26) + r.u16(e->local_offset + 28);
   r.need(data, e->size, "entry data");
   std::span<const uint8_t> bytes(file_.data() + data, e->size);

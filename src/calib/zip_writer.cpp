@@ -5,13 +5,13 @@
 
 #include "calib/byte_cursor.h"
 #include "calib/zip_reader.h"
+#include "calib/zip_format.h"
 #include "core/error.h"
 
 namespace triattn {
 
 namespace {
 
-constexpr uint32_t kLocalSig = 0x04034b50, kCentralSig = 0x02014b50, kEndSig = 0x06054b50;
 constexpr uint16_t kVersion = 20;  // 2.0: stored entries, folders
 
 void check_fits(uint64_t v, const char* what) {
@@ -31,7 +31,7 @@ void ZipWriter::add(const std::string& name, const std::vector<uint8_t>& data, s
     pad = (align - (start + 4) % align) % align + 4;  // an extra field is at least its 4-byte header
   }
   ByteSink s;
-  s.put<uint32_t>(kLocalSig);
+  s.put<uint32_t>(zip::kLocalSig);
   s.put<uint16_t>(kVersion);
   s.put<uint16_t>(0);  // flags
   s.put<uint16_t>(0);  // stored
@@ -58,7 +58,7 @@ std::vector<uint8_t> ZipWriter::finish() {
   const uint64_t cd_off = out_.size();
   ByteSink s;
   for (const Entry& e : entries_) {
-    s.put<uint32_t>(kCentralSig);
+    s.put<uint32_t>(zip::kCentralSig);
     s.put<uint16_t>(kVersion);  // made by
     s.put<uint16_t>(kVersion);  // needed
     s.put<uint16_t>(0);
@@ -79,7 +79,7 @@ std::vector<uint8_t> ZipWriter::finish() {
   }
   check_fits(cd_off + s.bytes.size(), "central directory");
   const uint32_t cd_size = static_cast<uint32_t>(s.bytes.size());
-  s.put<uint32_t>(kEndSig);
+  s.put<uint32_t>(zip::kEndSig);
   s.put<uint16_t>(0);
   s.put<uint16_t>(0);
   s.put<uint16_t>(static_cast<uint16_t>(entries_.size()));
