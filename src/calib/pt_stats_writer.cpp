@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "calib/byte_cursor.h"
+#include "calib/field_reader.h"
 #include "calib/zip_writer.h"
 
 namespace triattn {

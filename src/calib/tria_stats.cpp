@@ -6,7 +6,7 @@
 #include <utility>
 #include <memory>
 
-#include "calib/byte_cursor.h"
+#include "calib/field_reader.h"
 #include "calib/head_grid.h"
 #include "calib/stats_values.h"
 #include "core/error.h"
@@ -51,7 +51,7 @@ void check_count(const std::string& path, const char* format, const char* field,
 }
 
 // One head's four arrays; the fourth (r_f / mrl) is derived: only its values are checked.
-HeadQStats read_head(ByteCursor& c, size_t fc, const std::string& key, const std::string& path, const char* format,
+HeadQStats read_head(FieldReader& c, size_t fc, const std::string& key, const std::string& path, const char* format,
                      const char* derived) {
   HeadQStats h;
   h.re = c.floats(fc, key + " q_mean_real");
@@ -74,7 +74,7 @@ void check_heads(const std::string& path, const char* format, uint32_t heads, ui
 
 LoadedStats read_v1(const MappedFile& m) {
   const std::string& path = m.path();
-  ByteCursor c(m.data(), m.size(), path, kV1);
+  FieldReader c(m.data(), m.size(), path, kV1);
   c.take(8, "magic and version");
   const uint32_t head_dim = c.u32("head_dim"), L = c.u32("num_layers"), H = c.u32("num_attn_heads"),
                  KV = c.u32("num_kv_heads");
@@ -117,7 +117,7 @@ LoadedStats read_v1(const MappedFile& m) {
 
 LoadedStats read_v2(const MappedFile& m, uint32_t version) {
   const std::string& path = m.path();
-  ByteCursor c(m.data(), m.size(), path, kV2);
+  FieldReader c(m.data(), m.size(), path, kV2);
   c.take(8, "magic and version");
   const uint32_t L = c.u32("num_layers"), H = c.u32("num_heads"), KV = c.u32("num_kv_heads"),
                  head_dim = c.u32("head_dim"), fc = c.u32("freq_count");

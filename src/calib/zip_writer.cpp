@@ -3,7 +3,7 @@
 #include <limits>
 #include <span>
 
-#include "calib/byte_cursor.h"
+#include "calib/field_reader.h"
 #include "calib/zip_reader.h"
 #include "calib/zip_format.h"
 #include "core/error.h"

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "server/api_error.h"
+#include "server/api_reply.h"
 #include "server/completion_reply.h"
 #include "server/error_fields.h"
 #include "server/http_reply.h"
@@ -66,6 +67,19 @@ Server::Queued Server::queue_generation(const CompletionRequest& parsed, const h
   metrics_.prompt(static_cast<int64_t>(parsed.prompt.size()));
   work_cv_.notify_all();
   return q;
+}
+
+http::Reply Server::api_reply_of(const Queued& q, std::unique_ptr<ReplyFormat> format,
+                                 const CompletionRequest& parsed) {
+  ApiReplyParts parts;
+  parts.ex = q.ex;
+  parts.format = std::move(format);
+  parts.split_reasoning = options_.split_reasoning;
+  parts.opens_reasoning = ReasoningSplit::prompt_opens_reasoning(parsed.prompt_text);
+  parts.scheduler = &scheduler_;
+  parts.metrics = &metrics_;
+  parts.id = q.id;
+  return api_reply(std::move(parts), parsed.stream);
 }
 
 http::Reply Server::handle_completion(http::Request& req, const http::Wake& wake, bool chat) {

@@ -36,15 +36,7 @@ http::Reply Server::handle_messages(http::Request& req, const http::Wake& wake, 
   setup.tok = &model_->tokenizer();
   setup.input_tokens = static_cast<int64_t>(parsed.gen.prompt.size());
   setup.stop = parsed.gen.options.stop;
-  ApiReplyParts parts;
-  parts.ex = q.ex;
-  parts.format = std::make_unique<MessagesFormat>(std::move(setup));
-  parts.split_reasoning = options_.split_reasoning;
-  parts.opens_reasoning = ReasoningSplit::prompt_opens_reasoning(parsed.gen.prompt_text);
-  parts.scheduler = &scheduler_;
-  parts.metrics = &metrics_;
-  parts.id = q.id;
-  return api_reply(std::move(parts), parsed.gen.stream);
+  return api_reply_of(q, std::make_unique<MessagesFormat>(std::move(setup)), parsed.gen);
 }
 
 }  // namespace triattn::server

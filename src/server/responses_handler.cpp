@@ -42,15 +42,7 @@ http::Reply Server::handle_responses(http::Request& req, const http::Wake& wake)
   setup.store = parsed.store;
   setup.store_into = &responses_;
   setup.echo = std::move(parsed.echo);
-  ApiReplyParts parts;
-  parts.ex = q.ex;
-  parts.format = std::make_unique<ResponsesFormat>(std::move(setup));
-  parts.split_reasoning = options_.split_reasoning;
-  parts.opens_reasoning = ReasoningSplit::prompt_opens_reasoning(parsed.gen.prompt_text);
-  parts.scheduler = &scheduler_;
-  parts.metrics = &metrics_;
-  parts.id = q.id;
-  return api_reply(std::move(parts), parsed.gen.stream);
+  return api_reply_of(q, std::make_unique<ResponsesFormat>(std::move(setup)), parsed.gen);
 }
 
 http::Reply Server::handle_stored_response(const http::Request& req) {

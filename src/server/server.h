@@ -29,6 +29,8 @@
 
 namespace triattn::server {
 
+class ReplyFormat;  // server/api_reply.h
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                // 0: any free port (see port())
@@ -99,6 +101,8 @@ class Server {
     std::shared_ptr<Exchange> ex;
   };
   Queued queue_generation(const CompletionRequest& parsed, const http::Wake& wake, bool chat, bool stream_logprobs);
+  // The reply of a queued Responses or Messages request, whole or streamed, in `format`.
+  http::Reply api_reply_of(const Queued& q, std::unique_ptr<ReplyFormat> format, const CompletionRequest& parsed);
   std::unique_ptr<http::Response> health() const;
 
   std::shared_ptr<const Model> model_;

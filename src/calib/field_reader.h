@@ -1,5 +1,6 @@
 #pragma once
-// Reading little-endian fields one after another from a file's bytes, each bounds-checked:
+// Reading little-endian fields of the statistics formats one after another, each bounds-checked
+// (formats/byte_cursor.h is the model files' reader; this one names the format in its errors):
 // a short file is an Error naming the file, its format and the field that ran past the end.
 #include <cstdint>
 #include <cstring>
@@ -10,9 +11,9 @@
 
 namespace triattn {
 
-class ByteCursor {
+class FieldReader {
  public:
-  ByteCursor(const uint8_t* data, size_t size, std::string path, std::string format)
+  FieldReader(const uint8_t* data, size_t size, std::string path, std::string format)
       : p_(data), size_(size), path_(std::move(path)), format_(std::move(format)) {}
   size_t offset() const { return at_; }
   size_t left() const { return size_ - at_; }
