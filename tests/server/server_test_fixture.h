@@ -44,9 +44,8 @@ class ServerTest : public ::testing::Test {
     if (!key.empty()) h.emplace("Authorization", "Bearer " + key);
     return c.Post(path.c_str(), h, body.dump(), "application/json");
   }
-  // The engine alone: greedy text of a prompt.
-  static std::string alone(const std::vector<int32_t>& prompt, int64_t n) {
-    KvSettings kv;
+  // The engine alone: greedy text of a prompt (with these KV settings).
+  static std::string alone(const std::vector<int32_t>& prompt, int64_t n, const KvSettings& kv = {}) {
     PolicyFactory f(*model_, kv);
     Sequence seq(*model_, f);
     ThreadPool pool(2);
@@ -61,6 +60,21 @@ class ServerTest : public ::testing::Test {
   static std::vector<int32_t> ids(const std::string& text) {
     const Tokenizer& t = model_->tokenizer();
     return t.encode(text, t.add_bos_default());
+  }
+  // The "event: NAME" / "data: {...}" pairs of an SSE body with named events (Responses, Messages).
+  struct NamedEvent {
+    std::string name;
+    json data;
+  };
+  static std::vector<NamedEvent> named_events(const std::string& body) {
+    std::vector<NamedEvent> out;
+    std::istringstream in(body);
+    std::string line, name;
+    while (std::getline(in, line)) {
+      if (line.rfind("event: ", 0) == 0) name = line.substr(7);
+      if (line.rfind("data: ", 0) == 0) out.push_back({name, json::parse(line.substr(6))});
+    }
+    return out;
   }
   // The "data:" events of an SSE body, parsed ([DONE] as the string "[DONE]").
   static std::vector<json> events(const std::string& body) {

@@ -136,16 +136,7 @@ TEST_F(ServerTest, StatsAutoIsARequestField) {
   settings.policy = "triattention";
   settings.stats_path = std::string(kStatsAuto);
   settings.params.budget = 32, settings.params.divide_length = 16, settings.params.window = 8;
-  PolicyFactory f(*model_, settings);
-  Sequence seq(*model_, f);
-  ThreadPool pool(2);
-  Forward fwd(*model_, &pool);
-  SamplerParams sp;
-  sp.temperature = 0;
-  Sampler sampler(sp);
-  GenerateOptions opt;
-  opt.n_predict = 120;
-  const std::string alone_auto = generate(*model_, fwd, seq, ids("Once upon a time,"), opt, sampler).text;
+  const std::string alone_auto = alone(ids("Once upon a time,"), 120, settings);
   for (int c = 0; c < 2; ++c) EXPECT_EQ(j["choices"][c]["text"], alone_auto) << "choice " << c;
 
   for (const json& bad : {json{{"stats", "/etc/passwd"}}, json{{"stats", true}},

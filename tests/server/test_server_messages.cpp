@@ -15,22 +15,6 @@ using json = nlohmann::json;
 using ServerTest = test::ServerTest;
 using test::kModel;
 
-struct MessagesEvent {
-  std::string name;
-  json data;
-};
-
-std::vector<MessagesEvent> messages_events(const std::string& body) {
-  std::vector<MessagesEvent> out;
-  std::istringstream in(body);
-  std::string line, name;
-  while (std::getline(in, line)) {
-    if (line.rfind("event: ", 0) == 0) name = line.substr(7);
-    if (line.rfind("data: ", 0) == 0) out.push_back({name, json::parse(line.substr(6))});
-  }
-  return out;
-}
-
 json messages_user(const std::string& text) { return json::array({{{"role", "user"}, {"content", text}}}); }
 
 // The same conversation through chat completions, greedy.
@@ -79,7 +63,7 @@ TEST_F(ServerTest, MessagesStreamAnthropicsEventsInOrder) {
   const json body = {{"messages", messages_user("Tell me a story")}, {"max_tokens", 20}, {"temperature", 0}, {"stream", true}};
   const auto r = post(*s, "/v1/messages", body);
   ASSERT_EQ(r->status, 200) << r->body;
-  const auto ev = messages_events(r->body);
+  const auto ev = ServerTest::named_events(r->body);
   std::vector<std::string> names;
   std::string text;
   for (const auto& e : ev) {
@@ -116,7 +100,7 @@ TEST_F(ServerTest, MessagesStopSequencesAndPrefill) {
       EXPECT_EQ(j["stop_sequence"], stop);
       continue;
     }
-    const auto ev = messages_events(r->body);
+    const auto ev = ServerTest::named_events(r->body);
     std::string text;
     for (const auto& e : ev)
       if (e.name == "content_block_delta") text += e.data["delta"]["text"].get<std::string>();
@@ -152,7 +136,7 @@ TEST_F(ServerTest, MessagesGiveThinkingBlocksWhenTheModelReasons) {
   sb["stream"] = true;
   std::string streamed;
   std::vector<std::string> blocks;
-  for (const auto& e : messages_events(post(*s, "/v1/messages", sb)->body)) {
+  for (const auto& e : ServerTest::named_events(post(*s, "/v1/messages", sb)->body)) {
     if (e.name == "content_block_start") blocks.push_back(e.data["content_block"]["type"]);
     if (e.name == "content_block_delta" && e.data["delta"]["type"] == "thinking_delta")
       streamed += e.data["delta"]["thinking"].get<std::string>();

@@ -15,23 +15,6 @@ namespace {
 using json = nlohmann::json;
 using ServerTest = test::ServerTest;
 
-struct ResponsesEvent {
-  std::string name;
-  json data;
-};
-
-// "event: NAME" / "data: {...}" pairs of an SSE body.
-std::vector<ResponsesEvent> responses_events(const std::string& body) {
-  std::vector<ResponsesEvent> out;
-  std::istringstream in(body);
-  std::string line, name;
-  while (std::getline(in, line)) {
-    if (line.rfind("event: ", 0) == 0) name = line.substr(7);
-    if (line.rfind("data: ", 0) == 0) out.push_back({name, json::parse(line.substr(6))});
-  }
-  return out;
-}
-
 std::string responses_output_text(const json& response) {
   std::string text;
   for (const json& item : response["output"])
@@ -101,7 +84,7 @@ TEST_F(ServerTest, ResponsesStreamTheDocumentedEventsInOrder) {
   const auto r = post(*s, "/v1/responses", sb);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
-  const auto ev = responses_events(r->body);
+  const auto ev = ServerTest::named_events(r->body);
   ASSERT_GE(ev.size(), 9u);
   std::vector<std::string> names;
   std::string deltas;
@@ -205,7 +188,7 @@ TEST_F(ServerTest, ResponsesGiveReasoningItemsWhenTheModelReasons) {
   json sb = body;
   sb["stream"] = true;
   std::string streamed;
-  for (const auto& e : responses_events(post(*s, "/v1/responses", sb)->body))
+  for (const auto& e : ServerTest::named_events(post(*s, "/v1/responses", sb)->body))
     if (e.name == "response.reasoning_text.delta") streamed += e.data["delta"].get<std::string>();
   EXPECT_EQ(streamed, reasoning);
 }
