@@ -15,6 +15,16 @@ namespace triattn {
 // --stats auto (a file of that name: --stats ./auto).
 inline constexpr std::string_view kStatsAuto = "auto";
 
+// The cold tier and query-aware recall (docs/design.md, "Cold tier and recall"): rows a
+// policy evicts go to a compact per-sequence store instead of being dropped, and at recall
+// points the rows the recent queries attend to most come back into the hot cache.
+struct KvRecallSettings {
+  bool on = false;                          // --kv-recall
+  int64_t quota = 64;                       // --kv-recall-quota: most rows one event brings back per stream
+  int64_t cold_bytes = int64_t{256} << 20;  // --kv-cold-memory: cap of one sequence's cold store
+  friend bool operator==(const KvRecallSettings&, const KvRecallSettings&) = default;
+};
+
 struct KvSettings {
   std::string policy = "full";
   PolicyParams params;
@@ -26,6 +36,7 @@ struct KvSettings {
   int64_t prefill_chunk = 512;  // upper bound on tokens per forward step in prefill
   // Context limit of each sequence (Sequence::context_limit); 0 = the model's context length.
   int64_t context_length = 0;
+  KvRecallSettings recall;
 
   // Same settings: sequences made under them may continue one another (statistics compared
   // by identity).
