@@ -57,6 +57,9 @@ void print_turn_stats(int turn_no, const ChatTurn& t, Sequence& seq, const std::
                static_cast<long long>(seq.cache().n_processed()), static_cast<long long>(seq.cache().max_size()),
                static_cast<long long>(s.kv_peak_tokens), s.kv_peak_bytes / 1048576.0, policy.c_str(),
                static_cast<long long>(s.prune_events));
+  if (seq.recalls())
+    std::fprintf(stderr, "[turn %d] recall: %lld rows recalled in %.2f ms, cold store peak %.2f MiB\n", turn_no,
+                 static_cast<long long>(s.recalled_rows), s.recall_ms, s.kv_cold_peak_bytes / 1048576.0);
 }
 
 // Ctrl-C: during a reply it stops the reply (the conversation goes on); at the prompt the

@@ -123,6 +123,9 @@ int cmd_generate(const std::vector<std::string>& args) {
                  static_cast<long long>(s.generated_tokens), s.decode_tok_s(),
                  static_cast<long long>(s.kv_peak_tokens), s.kv_peak_bytes / 1048576.0,
                  static_cast<long long>(s.prune_events), s.scoring_ms);
+    if (kv.settings.recall.on)
+      std::fprintf(stderr, "[recall] %lld rows recalled in %.2f ms | cold store peak %.2f MiB\n",
+                   static_cast<long long>(s.recalled_rows), s.recall_ms, s.kv_cold_peak_bytes / 1048576.0);
   }
   return 0;
 }

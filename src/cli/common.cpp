@@ -69,6 +69,15 @@ void add_kv_options(CLI::App& app, KvOptions& kv) {
       ->capture_default_str();
   app.add_option("--kv-type", kv.cache_type, "KV cache element type: f16, f32 or q8_0 (8-bit blocks of 32 with an f16 scale: 0.53x the bytes of f16)")->capture_default_str();
   app.add_option("--prefill-chunk", s.prefill_chunk, "most prompt tokens per forward step")->capture_default_str();
+  app.add_flag("--kv-recall", s.recall.on,
+               "keep evicted rows in a compact cold store and bring back the ones recent queries attend to "
+               "(at every pruning event and before a prompt's last token)");
+  app.add_option("--kv-recall-quota", s.recall.quota, "with --kv-recall: most rows one recall event brings back per (layer, KV head)")
+      ->capture_default_str();
+  app.add_option_function<int64_t>(
+         "--kv-cold-memory", [&s](int64_t mib) { s.recall.cold_bytes = mib < 0 ? -1 : mib << 20; },
+         "with --kv-recall: MiB the cold store of one sequence may hold (the least useful rows go beyond it) "
+         "[default: " + std::to_string(s.recall.cold_bytes >> 20) + "]");
   app.add_option("--ctx", s.context_length,
                  "context limit in tokens (0 = the model's): the full policy stops there, a compressing one "
                  "may pass it (announced)")
@@ -89,6 +98,8 @@ void finish_kv_options(const CLI::App& app, KvOptions& kv) {
                              : "uses no statistics",
          "; auto is for ", online_stats_policies());
   kv.settings.cache_type = parse_kv_type(kv.cache_type);
+  if (!kv.settings.recall.on && (app.count("--kv-recall-quota") || app.count("--kv-cold-memory")))
+    fail(app.count("--kv-recall-quota") ? "--kv-recall-quota" : "--kv-cold-memory", " needs --kv-recall");
   if (kv.settings.prefill_chunk <= 0 || kv.settings.prefill_chunk > kMaxBudgetTokens)
     fail("--prefill-chunk must be between 1 and ", kMaxBudgetTokens, ", got ", kv.settings.prefill_chunk);
   if (kv.settings.context_length < 0 || kv.settings.context_length > INT32_MAX)

@@ -68,11 +68,18 @@ Generation::Generation(const Generation& parent, Sequence& seq, Sampler& sampler
 
 ForwardItem::Logits Generation::logits_for(int64_t n) const {
   if (in_prefill() && opt_.prompt_logprobs >= 0) return ForwardItem::Logits::All;
+  if (in_prefill()) return prompt_fed_ + static_cast<size_t>(n) == prompt_.size() ? ForwardItem::Logits::Last : ForwardItem::Logits::None;
   return n == static_cast<int64_t>(pending().size()) ? ForwardItem::Logits::Last : ForwardItem::Logits::None;
 }
 
 std::span<const int32_t> Generation::pending() const {
-  if (prompt_fed_ < prompt_.size()) return std::span<const int32_t>(prompt_).subspan(prompt_fed_);
+  if (prompt_fed_ < prompt_.size()) {
+    const std::span<const int32_t> rest = std::span<const int32_t>(prompt_).subspan(prompt_fed_);
+    // With recall the prompt's last token goes in alone, after a recall event driven by the
+    // queries of the rest (the question), so the first generated token reads what it recalled.
+    if (seq_.recalls() && rest.size() > 1) return rest.first(rest.size() - 1);
+    return rest;
+  }
   if (has_next_) return {&next_, 1};
   return {};
 }
@@ -93,7 +100,10 @@ void Generation::fed(int64_t n, std::span<const float> logits) {
       logits = logits.subspan(static_cast<size_t>(n - 1) * vocab, vocab);
     }
     prompt_fed_ += static_cast<size_t>(n);
-    if (in_prefill()) return;
+    if (in_prefill()) {
+      if (prompt_fed_ + 1 == prompt_.size()) seq_.request_recall();
+      return;
+    }
     t_decode_ = std::chrono::steady_clock::now();
     seq_.stats().prefill_seconds += seconds_between(t_start_, t_decode_);
     seq_.stats().prompt_tokens += static_cast<int64_t>(prompt_.size());

@@ -36,7 +36,7 @@ class Generation {
   std::span<const int32_t> pending() const;
   // The logits the forward step must return when the first n of pending() go through the
   // model: every position's while prompt log-probabilities are asked for, the last one when
-  // they complete pending(), else none.
+  // they complete pending() (in prefill: the prompt), else none.
   ForwardItem::Logits logits_for(int64_t n) const;
   // The first n of pending() went through the model (the caller fed them to the sequence);
   // logits: as logits_for(n) asked.

@@ -58,6 +58,14 @@ PolicyFactory::PolicyFactory(const Model& model, const KvSettings& settings)
     if (d && d->needs_stats) settings_.params.stats = load_embedded_stats(model, &warnings_);
   }
   make();
+  if (settings_.recall.on) {
+    const PolicyDescription* d = find_kv_policy(settings_.policy);
+    if (!d->prunes)
+      fail("--kv-recall: the '", settings_.policy, "' policy evicts nothing, so there is nothing to recall "
+           "(use it with an evicting --kv-policy such as triattention)");
+    if (settings_.recall.quota < 1) fail("--kv-recall-quota must be at least 1, got ", settings_.recall.quota);
+    if (settings_.recall.cold_bytes < 0) fail("--kv-cold-memory must not be negative");
+  }
 }
 
 int64_t PolicyFactory::memory_bound(int64_t prompt_len) const {

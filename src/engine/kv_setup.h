@@ -52,6 +52,7 @@ class PolicyFactory {
   PolicyFactory(const Model& model, const KvSettings& settings);
   std::unique_ptr<KvPolicy> make() const;
   const KvSettings& settings() const { return settings_; }
+  const AttentionGeometry& geometry() const { return geometry_; }
   // Each sequence's context limit: settings().context_length, else the model's context
   // length; 0 when neither is known.
   int64_t context_limit() const { return context_limit_; }

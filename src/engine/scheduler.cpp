@@ -88,8 +88,23 @@ size_t Scheduler::reservation_bytes(const Request& request, int64_t bound) const
       bytes += static_cast<size_t>(tokens) * static_cast<size_t>(c.layer_kv_heads(l)) *
                row_bytes(p.settings().cache_type, c.layer_head_dim(l)) * 2;
     }
+  // The cold tier (--kv-recall) holds what the policy evicts, at most its cap: the rows beyond
+  // the bound the request can reach, as the cold store keeps them (ColdStore: a Q8_0 K and V
+  // row, F16 where the head dimension is not a multiple of 32, a position and a score).
+  size_t cold = 0;
+  if (p.settings().recall.on && bound > 0) {
+    const int64_t evicted = std::max<int64_t>(0, reach - bound);
+    for (int l = 0; l < c.n_layers; ++l)
+      if (!c.is_delta(l) && !c.is_sliding(l)) {
+        const int d = c.layer_head_dim(l);
+        const DType t = d % block_size(DType::Q8_0) == 0 ? DType::Q8_0 : DType::F16;
+        cold += static_cast<size_t>(evicted) * static_cast<size_t>(c.layer_kv_heads(l)) *
+                (2 * row_bytes(t, d) + sizeof(int32_t) + sizeof(float));
+      }
+    cold = std::min(cold, static_cast<size_t>(p.settings().recall.cold_bytes));
+  }
   // A DeltaNet layer keeps no rows but a fixed recurrent state per sequence.
-  return bytes + sequence_state_bytes(c);
+  return bytes + cold + sequence_state_bytes(c);
 }
 
 SubmitResult Scheduler::submit(Request request) {
@@ -372,7 +387,7 @@ StepStats Scheduler::step() {
   st.sequences = static_cast<int>(ran);
   for (auto& f : forked) running_.push_back(std::move(f));
 
-  size_t in_use = 0;
+  size_t in_use = 0, cold = 0;
   for (auto it = running_.begin(); it != running_.end();) {
     if ((*it)->gen->done()) {
       finish(**it);
@@ -380,12 +395,17 @@ StepStats Scheduler::step() {
       ++st.finished;
     } else {
       in_use += (*it)->seq->cache().bytes_in_use() + (*it)->seq->cache().state_bytes();
+      cold += (*it)->seq->cache().cold().bytes();
       ++it;
     }
   }
-  for (const auto& k : kept_) in_use += k->seq->cache().bytes_in_use() + k->seq->cache().state_bytes();
+  for (const auto& k : kept_) {
+    in_use += k->seq->cache().bytes_in_use() + k->seq->cache().state_bytes();
+    cold += k->seq->cache().cold().bytes();
+  }
   std::lock_guard<std::mutex> lock(mu_);
   in_use_ = in_use;
+  cold_in_use_ = cold;
   return st;
 }
 
@@ -464,6 +484,11 @@ size_t Scheduler::kv_reserved_bytes() const {
 size_t Scheduler::kv_bytes_in_use() const {
   std::lock_guard<std::mutex> lock(mu_);
   return in_use_;
+}
+
+size_t Scheduler::kv_cold_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cold_in_use_;
 }
 
 int Scheduler::kept() const {

@@ -109,6 +109,7 @@ class Scheduler {
   int queued() const;
   size_t kv_reserved_bytes() const;  // sum of the running and kept sequences' reservations
   size_t kv_bytes_in_use() const;    // K+V rows the running and kept sequences hold now
+  size_t kv_cold_bytes() const;      // their cold stores (--kv-recall), apart from the rows above
   int kept() const;                  // finished sequences kept for reuse
   size_t kv_kept_bytes() const;      // their reservations
   const SchedulerOptions& options() const { return options_; }
@@ -144,7 +145,7 @@ class Scheduler {
   std::set<uint64_t> active_;  // queued or running ids (cancel() ignores others)
   uint64_t next_id_ = 1;
   KvPool pool_;                // running and kept sequences' reservations
-  size_t in_use_ = 0;
+  size_t in_use_ = 0, cold_in_use_ = 0;
   int running_count_ = 0;      // running choices, and choices still to be forked
   int kept_count_ = 0;
 

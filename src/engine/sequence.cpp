@@ -23,6 +23,12 @@ Sequence::Sequence(const Model& model, const PolicyFactory& policies, NoticeFn n
       cache_(cache_shape(model, policies.settings().cache_type)),
       context_limit_(policies.context_limit()),
       notices_(std::move(notices)) {
+  const KvSettings& kv = policies.settings();
+  if (kv.recall.on) {
+    recall_ = std::make_unique<KvRecall>(policies.geometry(), kv.recall.quota);
+    recall_params_ = resolve_policy_params(kv.policy, kv.params);
+    cache_.enable_cold(static_cast<size_t>(kv.recall.cold_bytes));
+  }
   const int64_t limit = policy_->max_append();
   max_step_ = std::max<int64_t>(1, limit > 0 ? std::min(limit, policies.settings().prefill_chunk)
                                              : policies.settings().prefill_chunk);
@@ -49,7 +55,10 @@ Sequence::Sequence(const Sequence& o, std::unique_ptr<KvPolicy> policy)
       stats_(o.stats_),
       max_step_(o.max_step_),
       context_limit_(o.context_limit_),
-      announced_past_context_(o.announced_past_context_) {}
+      announced_past_context_(o.announced_past_context_),
+      recall_(o.recall_ ? std::make_unique<KvRecall>(*o.recall_) : nullptr),
+      recall_params_(o.recall_params_),
+      recall_due_(o.recall_due_) {}
 
 void Sequence::reserve_for(int64_t tokens) {
   // What the sequence can really hold: no more than the policy's bound or the context (a
@@ -95,8 +104,24 @@ void Sequence::check_context(int64_t n) {
 
 void Sequence::prepare_append(int64_t n, ThreadPool* pool) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (auto plan = policy_->plan_before_append(cache_, n, info_, pool)) cache_.apply(*plan, pool);
+  const auto plan = policy_->plan_before_append(cache_, n, info_, pool);
+  if (plan) cache_.apply(*plan, pool);
   stats_.scoring_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // Recall follows every eviction (the rows just evicted may be the ones the queries want) and
+  // runs where Generation asked for it.
+  if (recall_ && (plan || recall_due_)) run_recall(pool);
+  recall_due_ = false;
+}
+
+void Sequence::run_recall(ThreadPool* pool) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const RecallPlan plan =
+      recall_->plan(cache_, recall_params_.mode.value_or(PruningMode::PerLayerPerHead), keep_rules(recall_params_, info_), pool);
+  if (std::any_of(plan.take.begin(), plan.take.end(), [](const auto& t) { return !t.empty(); })) {
+    policy_->on_recall(rows_after_recall(cache_, plan));
+    cache_.recall(plan, pool);
+  }
+  stats_.recall_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 ForwardItem Sequence::begin_step(std::span<const int32_t> tokens, ForwardItem::Logits logits, ThreadPool* pool,
@@ -109,7 +134,7 @@ ForwardItem Sequence::begin_step(std::span<const int32_t> tokens, ForwardItem::L
   item.cache = &cache_;
   item.tokens = tokens;
   item.logits = logits;
-  observer_.emplace(*policy_, also);
+  observer_.emplace(*policy_, recall_.get(), also);
   item.observer = &*observer_;
   return item;
 }
@@ -123,6 +148,8 @@ void Sequence::update_stats() {
   stats_.kv_peak_tokens = cache_.peak_tokens();
   stats_.kv_peak_bytes = cache_.peak_bytes();
   stats_.prune_events = cache_.prune_events();
+  stats_.recalled_rows = cache_.recalled_rows();
+  stats_.kv_cold_peak_bytes = cache_.peak_cold_bytes();
 }
 
 }  // namespace triattn

@@ -46,6 +46,11 @@ class Sequence {
   // The policy's pruning before appending n tokens, timed into stats().scoring_ms; scoring and
   // compaction run on `pool` when given.
   void prepare_append(int64_t n, ThreadPool* pool);
+  // With recall on (KvSettings::recall): a recall event runs before the next step's tokens go
+  // in, whether or not the policy prunes there. Generation asks for it before the last token of
+  // a prompt, once the prompt's other queries are known.
+  bool recalls() const { return recall_ != nullptr; }
+  void request_recall() { recall_due_ = recall_ != nullptr; }
   // Marks the end of the prompt (protect-prompt, statistics); announces when protecting it
   // raises the policy's memory bound.
   void set_prompt_length(int64_t n);
@@ -78,6 +83,7 @@ class Sequence {
 
  private:
   Sequence(const Sequence& other, std::unique_ptr<KvPolicy> policy);  // fork()
+  void run_recall(ThreadPool* pool);
 
   const Model& model_;
   std::unique_ptr<KvPolicy> policy_;
@@ -90,6 +96,9 @@ class Sequence {
   NoticeFn notices_;
   bool announced_past_context_ = false;
   std::optional<PolicyObserver> observer_;  // the current step's (begin_step)
+  std::unique_ptr<KvRecall> recall_;        // null without --kv-recall
+  PolicyParams recall_params_;              // the policy's, resolved (mode, sink)
+  bool recall_due_ = false;
 };
 
 }  // namespace triattn

@@ -155,7 +155,10 @@ void KvCache::apply(const KeepPlan& plan, ThreadPool* pool) {
     }
   }
   parallel_for_dynamic(pool, n_streams(), [&](int64_t b, int64_t e, int) {
-    for (int64_t i = b; i < e; ++i) compact(streams_[i], plan.keep[i]);
+    for (int64_t i = b; i < e; ++i) {
+      if (cold_.enabled() && cold_.row_bytes(static_cast<int>(i)) > 0) send_cold(static_cast<int>(i), plan.keep[i]);
+      compact(streams_[i], plan.keep[i]);
+    }
   });
   for (int i = 0; i < n_streams(); ++i) {
     Stream& s = streams_[i];
@@ -164,6 +167,102 @@ void KvCache::apply(const KeepPlan& plan, ThreadPool* pool) {
     s.n = kept;
   }
   ++prune_events_;
+  if (cold_.enabled()) {
+    cold_.enforce_cap();
+    peak_cold_bytes_ = std::max(peak_cold_bytes_, cold_.bytes());
+  }
+}
+
+// The rows of stream i that `keep` (increasing) leaves out go to the cold store.
+void KvCache::send_cold(int i, const std::vector<int32_t>& keep) {
+  const Stream& s = streams_[static_cast<size_t>(i)];
+  size_t k = 0;
+  for (int64_t r = 0; r < s.n; ++r) {
+    if (k < keep.size() && keep[k] == r) {
+      ++k;
+      continue;
+    }
+    cold_.add(i, s.pos[r], shape_.type, krows(s) + r * s.row, vrows(s) + r * s.row);
+  }
+}
+
+void KvCache::enable_cold(size_t cap_bytes) {
+  std::vector<int> dims(static_cast<size_t>(n_streams()), 0);
+  for (int l = 0; l < shape_.n_layers; ++l)
+    if (!uncompressed(l))
+      for (int h = 0; h < shape_.kv_heads(l); ++h) dims[stream_index(l, h)] = shape_.dim(l);
+  cold_ = ColdStore(std::move(dims), cap_bytes);
+}
+
+void KvCache::recall(const RecallPlan& plan, ThreadPool* pool) {
+  if (!cold_.enabled()) fail("KV cache: recall without a cold tier");
+  if (static_cast<int>(plan.take.size()) != n_streams() || static_cast<int>(plan.give.size()) != n_streams())
+    fail("KV cache: recall plan has ", plan.take.size(), " streams, cache has ", n_streams());
+  // Check the whole plan before moving anything: a bad plan leaves the cache untouched.
+  for (int i = 0; i < n_streams(); ++i) {
+    const auto& take = plan.take[i];
+    const auto& give = plan.give[i];
+    if (take.size() != give.size())
+      fail("KV cache: recall plan for stream ", i, " takes ", take.size(), " rows and gives ", give.size());
+    if (!take.empty() && cold_.row_bytes(i) == 0) fail("KV cache: recall plan for stream ", i, " of an uncompressed layer");
+    for (size_t j = 0; j < take.size(); ++j) {
+      if (take[j] < 0 || take[j] >= cold_.size(i) || (j && take[j] <= take[j - 1]))
+        fail("KV cache: recall plan for stream ", i, " has bad cold index ", take[j]);
+      if (give[j] < 0 || give[j] >= streams_[i].n || (j && give[j] <= give[j - 1]))
+        fail("KV cache: recall plan for stream ", i, " has bad hot index ", give[j]);
+    }
+  }
+  parallel_for_dynamic(pool, n_streams(), [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i)
+      if (!plan.take[i].empty()) swap_tiers(static_cast<int>(i), plan.take[i], plan.give[i]);
+  });
+  for (const auto& t : plan.take) recalled_rows_ += static_cast<int64_t>(t.size());
+}
+
+// One stream's part of recall(): the hot rows and the taken cold rows, merged in position
+// order, become the stream; the given rows go cold.
+void KvCache::swap_tiers(int i, const std::vector<int32_t>& take, const std::vector<int32_t>& give) {
+  Stream& s = streams_[static_cast<size_t>(i)];
+  const int64_t n = s.n;
+  const size_t taken = take.size();
+  // The taken rows, in the hot type, sorted by position (cold rows sit in arrival order).
+  std::vector<int32_t> order(taken);
+  for (size_t j = 0; j < taken; ++j) order[j] = static_cast<int32_t>(j);
+  const int32_t* cold_pos = cold_.positions(i);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return cold_pos[take[a]] < cold_pos[take[b]]; });
+  std::vector<uint8_t> tk(taken * s.row), tv(taken * s.row);
+  std::vector<int32_t> tpos(taken);
+  for (size_t j = 0; j < taken; ++j) {
+    cold_.read(i, take[order[j]], shape_.type, tk.data() + j * s.row, tv.data() + j * s.row);
+    tpos[j] = cold_pos[take[order[j]]];
+  }
+  // The given rows go cold (appended: the taken indices stay valid), then the taken leave it.
+  for (int32_t g : give) cold_.add(i, s.pos[g], shape_.type, krows(s) + g * s.row, vrows(s) + g * s.row);
+  cold_.remove(i, take);
+  // The stream's new rows, merged by position.
+  std::vector<uint8_t> nk(static_cast<size_t>(n) * s.row), nv(nk.size());
+  std::vector<int32_t> npos(static_cast<size_t>(n));
+  size_t gi = 0, ti = 0;
+  int64_t out = 0;
+  for (int64_t r = 0; r <= n; ++r) {
+    const bool hot_left = r < n;
+    if (hot_left && gi < give.size() && give[gi] == r) {
+      ++gi;
+      continue;
+    }
+    while (ti < taken && (!hot_left || tpos[ti] < s.pos[r])) {
+      std::memcpy(nk.data() + out * s.row, tk.data() + ti * s.row, s.row);
+      std::memcpy(nv.data() + out * s.row, tv.data() + ti * s.row, s.row);
+      npos[out++] = tpos[ti++];
+    }
+    if (!hot_left) break;
+    std::memcpy(nk.data() + out * s.row, krows(s) + r * s.row, s.row);
+    std::memcpy(nv.data() + out * s.row, vrows(s) + r * s.row, s.row);
+    npos[out++] = s.pos[r];
+  }
+  std::memcpy(krows(s), nk.data(), nk.size());
+  std::memcpy(vrows(s), nv.data(), nv.size());
+  std::memcpy(s.pos.data(), npos.data(), npos.size() * sizeof(int32_t));
 }
 
 void KvCache::drop_before(int layer, int32_t min_pos) {
@@ -199,6 +298,7 @@ void KvCache::compact(Stream& s, const std::vector<int32_t>& keep) {
 
 void KvCache::clear() {
   for (Stream& s : streams_) s.n = 0, s.max_pos = std::numeric_limits<int32_t>::min();
+  cold_.clear();
   live_bytes_ = 0;
   n_processed_ = 0;
   std::fill(state_.begin(), state_.end(), 0.0f);

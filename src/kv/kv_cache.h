@@ -16,6 +16,7 @@
 #include "core/dtype.h"
 #include "core/large_buffer.h"
 #include "core/thread_pool.h"
+#include "kv/cold_store.h"
 #include "ops/kv_rows.h"  // is_kv_type
 
 namespace triattn {
@@ -56,6 +57,13 @@ struct KvCacheShape {
 // stream's current rows, strictly increasing; stream = layer * n_kv_heads + head.
 struct KeepPlan {
   std::vector<std::vector<int32_t>> keep;
+};
+
+// A recall event's swap (kv/recall.h): per stream, rows of the cold store to bring back
+// (indices into it) and as many hot rows to send cold in their place (indices into the
+// stream); both strictly increasing.
+struct RecallPlan {
+  std::vector<std::vector<int32_t>> take, give;
 };
 
 // Throws a named error unless `type` can hold KV rows of head_dim elements.
@@ -104,8 +112,20 @@ class KvCache {
   void reserve(int64_t n);
   // Compacts every stream to the plan's rows, in order. The only eviction path. Streams are
   // compacted on `pool`'s threads when given.
+  // With the cold tier on (enable_cold), the rows a plan drops go to cold() instead.
   void apply(const KeepPlan& plan, ThreadPool* pool = nullptr);
   void clear();
+
+  // The cold tier (kv/cold_store.h): from now on evicted rows of the compressed layers are kept
+  // there, cap_bytes at most over all streams.
+  void enable_cold(size_t cap_bytes);
+  const ColdStore& cold() const { return cold_; }
+  ColdStore& cold() { return cold_; }
+  // Swaps rows between the tiers as the plan says: the taken rows rejoin their streams at their
+  // positions (rows stay in position order), the given ones go cold. Stream sizes do not change.
+  void recall(const RecallPlan& plan, ThreadPool* pool = nullptr);
+  int64_t recalled_rows() const { return recalled_rows_; }
+  size_t peak_cold_bytes() const { return peak_cold_bytes_; }
   // Drops the rows of every stream of `layer` whose position is below min_pos: how a
   // sliding-window layer (model/forward.cpp) keeps only its window. Not a prune event.
   void drop_before(int layer, int32_t min_pos);
@@ -158,6 +178,8 @@ class KvCache {
   void grow(Stream& s, int64_t need);
   float* layer_state(int layer);
   void compact(Stream& s, const std::vector<int32_t>& keep);
+  void send_cold(int i, const std::vector<int32_t>& keep);
+  void swap_tiers(int i, const std::vector<int32_t>& take, const std::vector<int32_t>& give);
 
   KvCacheShape shape_;
   size_t row_bytes_ = 0;
@@ -171,6 +193,9 @@ class KvCache {
   size_t peak_bytes_ = 0;
   size_t live_bytes_ = 0;
   int64_t prune_events_ = 0;
+  ColdStore cold_;
+  int64_t recalled_rows_ = 0;
+  size_t peak_cold_bytes_ = 0;
 };
 
 }  // namespace triattn

@@ -130,6 +130,10 @@ class KvPolicy {
   // head_dim] of `layer` for tokens pos0.. (ForwardObserver::on_pre_rope). The forward pass
   // hands them to every observer at no cost, so every policy gets them, needs() or not.
   virtual void observe_pre_rope(int layer, int64_t pos0, int64_t n_tokens, const float* q, const float* k) {}
+  // A recall event (kv/recall.h) swapped rows between the hot and cold tiers: previous[s][r]
+  // is the index row r of stream s had before it, -1 for a row back from the cold store. A
+  // policy that keeps per-row observations moves them here.
+  virtual void on_recall(const std::vector<std::vector<int32_t>>& previous) {}
   // The statistics this instance measured from its sequence (--stats auto), or null.
   virtual const OnlineStats* online_stats() const { return nullptr; }
 };

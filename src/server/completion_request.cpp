@@ -246,6 +246,11 @@ void apply_kv_fields(const json& body, KvSettings& kv) {
     kv.stats_path = kStatsAuto;
     kv.params.stats = nullptr;
   }
+  kv.recall.on = boolean(body, "kv_recall", kv.recall.on);
+  if (kv.recall.on) {
+    const PolicyDescription* p = find_kv_policy(kv.policy);
+    if (p && !p->prunes) bad("kv_recall", "the '" + kv.policy + "' policy evicts nothing, so there is nothing to recall");
+  }
   // The budget rules, then the policies' own knobs (a policy checks the finer rules, e.g. odd).
   for (const PolicyKnob& k : kv_shared_params()) std::visit(KnobField{body, k, kv.params}, k.member);
   for (const PolicyKnob& k : kv_policy_knobs()) std::visit(KnobField{body, k, kv.params}, k.member);

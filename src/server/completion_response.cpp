@@ -77,8 +77,13 @@ std::string api_finish_reason(const GenerateResult& r) { return r.finish_reason 
 json usage_json(int64_t prompt_tokens, std::span<const GenerateResult> choices, const std::string& policy) {
   int64_t completion = 0, peak_tokens = 0, prunes = 0, reused = 0;
   size_t peak_bytes = 0;
-  double scoring_ms = 0, grammar_ms = 0;
+  double scoring_ms = 0, grammar_ms = 0, recall_ms = 0;
+  int64_t recalled = 0;
+  size_t cold_peak = 0;
   for (const GenerateResult& r : choices) {
+    recall_ms += r.stats.recall_ms;
+    recalled += r.stats.recalled_rows;
+    cold_peak += r.stats.kv_cold_peak_bytes;
     grammar_ms += r.stats.grammar_ms;
     completion += r.stats.generated_tokens;  // a streamed result keeps no token list
     peak_tokens = std::max(peak_tokens, r.stats.kv_peak_tokens);
@@ -96,6 +101,10 @@ json usage_json(int64_t prompt_tokens, std::span<const GenerateResult> choices, 
           {"kv_peak_bytes", peak_bytes},
           {"prune_events", prunes},
           {"scoring_ms", scoring_ms},
+          // The cold tier (kv_recall): rows recalled, recall time, the cold stores' peak bytes.
+          {"recalled_rows", recalled},
+          {"recall_ms", recall_ms},
+          {"kv_cold_peak_bytes", cold_peak},
           // Constrained decoding: its masks and grammar steps, summed over the choices (0 without).
           {"grammar_ms", grammar_ms}};
   return u;

@@ -65,6 +65,8 @@ void ServerMetrics::finished(const GenerateResult& r) {
   reused_tokens_ += r.reused_tokens;
   prune_events_ += r.stats.prune_events;
   scoring_seconds_ += r.stats.scoring_ms / 1000.0;
+  recalled_rows_ += r.stats.recalled_rows;
+  recall_seconds_ += r.stats.recall_ms / 1000.0;
 }
 
 void ServerMetrics::first_token(double seconds) {
@@ -97,6 +99,10 @@ std::string ServerMetrics::render(const Scheduler& s, int connections) const {
     m += metric("triattn_prune_events_total", "counter", "KV pruning events.", std::to_string(prune_events_));
     m += metric("triattn_scoring_seconds_total", "counter", "Time the KV policies spent choosing what to keep.",
                 metric_number(scoring_seconds_));
+    m += metric("triattn_recalled_rows_total", "counter", "KV rows brought back from the cold tier (--kv-recall).",
+                std::to_string(recalled_rows_));
+    m += metric("triattn_recall_seconds_total", "counter", "Time recall events took (--kv-recall).",
+                metric_number(recall_seconds_));
     m += ttft_.render("triattn_time_to_first_token_seconds", "From a request's arrival to its first token.");
     m += itl_.render("triattn_inter_token_seconds", "Between two tokens of one choice.");
     m += mask_.render("triattn_grammar_mask_seconds",
@@ -111,6 +117,9 @@ std::string ServerMetrics::render(const Scheduler& s, int connections) const {
   m += metric("triattn_kv_kept_bytes", "gauge", "KV bytes reserved by kept sequences.", std::to_string(s.kv_kept_bytes()));
   m += metric("triattn_kv_held_bytes", "gauge", "KV bytes the running and kept sequences hold now.",
               std::to_string(s.kv_bytes_in_use()));
+  m += metric("triattn_kv_cold_bytes", "gauge",
+              "Bytes the cold stores of the running and kept sequences hold now (--kv-recall; not in kv_held).",
+              std::to_string(s.kv_cold_bytes()));
   m += metric("triattn_kv_pool_bytes", "gauge", "The KV pool (--kv-memory; 0 = no limit).",
               std::to_string(s.options().kv_memory_bytes));
   m += metric("triattn_http_connections", "gauge", "HTTP connections open.", std::to_string(connections));

@@ -50,6 +50,8 @@ class ServerMetrics {
   std::map<int, int64_t> requests_by_status_;
   int64_t prompt_tokens_ = 0, reused_tokens_ = 0, generated_tokens_ = 0, prune_events_ = 0;
   double scoring_seconds_ = 0;
+  int64_t recalled_rows_ = 0;
+  double recall_seconds_ = 0;
   Histogram ttft_, itl_, mask_;
 };
 

@@ -71,6 +71,7 @@ constexpr KnownField kKnownFields[] = {
     {"chat_template_kwargs", kChatField},
     {"kv_policy", kEveryEndpoint},
     {"stats", kEveryEndpoint},  // "auto" only: statistics measured from the request's own queries
+    {"kv_recall", kEveryEndpoint},  // the cold tier and recall (the server's quota and cold cap)
     // Tool calls (server/tool_fields.h): chat only, through the model's template.
     {"tools", kChatField},
     {"tool_choice", kChatField},

@@ -82,6 +82,7 @@ const std::vector<AuditField>& audit_chat_fields() {
       {"chat_template_kwargs", Use::Checked, {{"enable_thinking", false}}, nullptr, 5},
       {"kv_policy", Use::Honoured, "triattention"},
       {"stats", Use::Honoured, "auto", {{"kv_policy", "triattention"}}},
+      {"kv_recall", Use::Honoured, true, {{"kv_policy", "streaming"}}},
   };
   return fields;
 }
@@ -116,6 +117,7 @@ const std::vector<AuditField>& audit_completion_fields() {
       {"response_format", Use::Honoured, {{"type", "json_object"}}},
       {"kv_policy", Use::Honoured, "triattention"},
       {"stats", Use::Honoured, "auto", {{"kv_policy", "triattention"}}},
+      {"kv_recall", Use::Honoured, true, {{"kv_policy", "streaming"}}},
   };
   return fields;
 }
@@ -143,6 +145,7 @@ json audit_summary(const CompletionRequest& r) {
             s.presence_penalty, bias, s.seed}},
           {"kv_policy", r.kv.policy},
           {"stats", r.kv.stats_path},
+          {"kv_recall", r.kv.recall.on},
           {"tools", r.tools ? json{{"n", r.tools->tools.size()},
                                    {"choice", static_cast<int>(r.tools->choice)},
                                    {"parallel", r.tools->parallel}}

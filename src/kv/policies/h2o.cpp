@@ -41,6 +41,10 @@ class H2OPolicy final : public PolicyBase<H2OPolicy, ScoredPolicy, describe_h2o>
     for (int64_t i = 0; i < n_keys; ++i) a[i] += weights[i];
   }
 
+  // A row back from the cold store starts again from nothing: what it received before it left
+  // is not kept.
+  void on_recall(const std::vector<std::vector<int32_t>>& previous) override { on_plan(KeepPlan{previous}); }
+
  protected:
   void score_stream(const KvCache&, int layer, int kv_head, const StreamSplit& split, float* scores,
                     int) override {
@@ -56,7 +60,7 @@ class H2OPolicy final : public PolicyBase<H2OPolicy, ScoredPolicy, describe_h2o>
       std::vector<double> kept(plan.keep[s].size(), 0.0);
       for (size_t j = 0; j < kept.size(); ++j) {
         const size_t row = static_cast<size_t>(plan.keep[s][j]);
-        if (row < acc_[s].size()) kept[j] = acc_[s][row];
+        if (plan.keep[s][j] >= 0 && row < acc_[s].size()) kept[j] = acc_[s][row];
       }
       acc_[s] = std::move(kept);
     }

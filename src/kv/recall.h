@@ -1,0 +1,54 @@
+#pragma once
+// Query-aware recall (docs/design.md, "Cold tier and recall"): at a recall event the recent
+// actual queries score every row of both tiers as attention would, and the cold rows they
+// want most come back in place of the hot rows they want least. Eviction decides what
+// leaves; recall decides what returns.
+//
+// A row's recall score, in stream (layer, KV head): the softmax attention of each recent query
+// of the group's query heads over the hot and cold rows together (scale and causal mask as the
+// forward pass), summed over those queries, then max-pooled over the rows in position order
+// from kPoolBefore rows before to kPoolAfter rows after, discounted by distance (a fact is a
+// run of tokens, and the tokens after the one a query finds are the ones generation reads next). Streams that share a
+// keep set (the pruning mode) hold the same positions and swap the same ones, by the same
+// combined score select_by_mode uses. A swap happens only where the cold row scores above the
+// hot row it displaces; protected hot rows (window, sinks, prompt) are never displaced.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kv/keep_set.h"
+#include "kv/kv_cache.h"
+#include "kv/policies/recent_queries.h"
+#include "kv/policy.h"
+
+namespace triattn {
+
+class KvRecall {
+ public:
+  // The recent queries per query head a recall event scores with.
+  static constexpr int64_t kQueries = 8;
+  static constexpr int64_t kPoolBefore = 3, kPoolAfter = 12;
+  static constexpr float kPoolDecay = 64.0f;  // a neighbour d rows away gets (1 - d / kPoolDecay)
+
+  // quota: the most rows one event brings back per stream.
+  KvRecall(const AttentionGeometry& geometry, int64_t quota);
+
+  void observe_query(int layer, int q_head, int32_t pos, const float* q) { queries_.push(layer, q_head, pos, q); }
+
+  // The swap of one recall event (empty streams where nothing is swapped); also records each
+  // cold row's recall score as its usefulness (ColdStore, what its cap drops by). `mode` and
+  // `rules`: the policy's, resolved. Scores on `pool`'s threads.
+  RecallPlan plan(KvCache& cache, PruningMode mode, const KeepRules& rules, ThreadPool* pool);
+
+ private:
+  AttentionGeometry geometry_;
+  int64_t quota_;
+  RecentQueries queries_;
+  double scale_;
+};
+
+// Moves a policy's per-row observations to the rows a recall left: for every stream, the
+// previous index of each row after the swap (-1 for a row that came back from the cold store).
+std::vector<std::vector<int32_t>> rows_after_recall(const KvCache& before, const RecallPlan& plan);
+
+}  // namespace triattn
