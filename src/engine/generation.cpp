@@ -53,6 +53,7 @@ Generation::Generation(const Generation& parent, Sequence& seq, Sampler& sampler
       on_token_(std::move(on_token)),
       prompt_(parent.prompt_),
       prompt_fed_(parent.prompt_fed_),
+      rewound_(parent.rewound_),
       next_(parent.next_),
       has_next_(parent.has_next_),
       finished_(parent.finished_),
@@ -77,7 +78,7 @@ std::span<const int32_t> Generation::pending() const {
     const std::span<const int32_t> rest = std::span<const int32_t>(prompt_).subspan(prompt_fed_);
     // With recall the prompt's last token goes in alone, after a recall event driven by the
     // queries of the rest (the question), so the first generated token reads what it recalled.
-    if (seq_.recalls() && rest.size() > 1) return rest.first(rest.size() - 1);
+    if (seq_.recalls() && !seq_.cache().can_rewind() && rest.size() > 1) return rest.first(rest.size() - 1);
     return rest;
   }
   if (has_next_) return {&next_, 1};
@@ -101,7 +102,15 @@ void Generation::fed(int64_t n, std::span<const float> logits) {
     }
     prompt_fed_ += static_cast<size_t>(n);
     if (in_prefill()) {
-      if (prompt_fed_ + 1 == prompt_.size()) seq_.request_recall();
+      if (prompt_fed_ + 1 == prompt_.size() && seq_.recalls() && !seq_.cache().can_rewind()) seq_.request_recall();
+      return;
+    }
+    // With recall the prompt's last token goes in twice: its query drives a recall event, then
+    // it is fed again and the first generated token reads what came back.
+    if (seq_.recalls() && seq_.cache().can_rewind() && !rewound_) {
+      rewound_ = true;
+      seq_.rewind_for_recall();
+      --prompt_fed_;
       return;
     }
     t_decode_ = std::chrono::steady_clock::now();

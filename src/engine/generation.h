@@ -67,6 +67,7 @@ class Generation {
   TokenCallback on_token_;
   std::vector<int32_t> prompt_;
   size_t prompt_fed_ = 0;
+  bool rewound_ = false;  // the prompt's last token was taken back for recall (Sequence::rewind_for_recall)
   int32_t next_ = -1;  // a sampled token still to be fed
   bool has_next_ = false;
   bool finished_ = false;

@@ -20,7 +20,7 @@ inline constexpr std::string_view kStatsAuto = "auto";
 // points the rows the recent queries attend to most come back into the hot cache.
 struct KvRecallSettings {
   bool on = false;                          // --kv-recall
-  int64_t quota = 64;                       // --kv-recall-quota: most rows one event brings back per stream
+  int64_t quota = 256;                      // --kv-recall-quota: most rows one event brings back per stream
   int64_t cold_bytes = int64_t{256} << 20;  // --kv-cold-memory: cap of one sequence's cold store
   friend bool operator==(const KvRecallSettings&, const KvRecallSettings&) = default;
 };

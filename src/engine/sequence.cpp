@@ -113,6 +113,21 @@ void Sequence::prepare_append(int64_t n, ThreadPool* pool) {
   recall_due_ = false;
 }
 
+void Sequence::rewind_for_recall() {
+  if (!recall_ || history_.empty()) fail("sequence: nothing to take back for recall");
+  // The policy's per-row observations lose the last row with the cache.
+  std::vector<std::vector<int32_t>> previous(static_cast<size_t>(cache_.n_streams()));
+  for (int s = 0; s < cache_.n_streams(); ++s) {
+    const int layer = s / cache_.shape().n_kv_heads, head = s % cache_.shape().n_kv_heads;
+    const int64_t n = cache_.size(layer, head);
+    for (int64_t r = 0; r + 1 < n; ++r) previous[static_cast<size_t>(s)].push_back(static_cast<int32_t>(r));
+  }
+  cache_.rewind_last();
+  policy_->on_recall(previous);
+  history_.pop_back();
+  recall_due_ = true;
+}
+
 void Sequence::run_recall(ThreadPool* pool) {
   const auto t0 = std::chrono::steady_clock::now();
   const RecallPlan plan =

@@ -51,6 +51,11 @@ class Sequence {
   // a prompt, once the prompt's other queries are known.
   bool recalls() const { return recall_ != nullptr; }
   void request_recall() { recall_due_ = recall_ != nullptr; }
+  // Takes back the last token fed (cache row, history) and asks for a recall event before the
+  // next step, which feeds it again: the prompt's last query then chooses what comes back, and
+  // the first generated token reads it. Only where the cache can take a token back
+  // (KvCache::can_rewind); elsewhere the recall runs before the prompt's last token.
+  void rewind_for_recall();
   // Marks the end of the prompt (protect-prompt, statistics); announces when protecting it
   // raises the policy's memory bound.
   void set_prompt_length(int64_t n);

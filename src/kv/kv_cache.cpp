@@ -186,6 +186,20 @@ void KvCache::send_cold(int i, const std::vector<int32_t>& keep) {
   }
 }
 
+void KvCache::rewind_last() {
+  if (!can_rewind()) fail("KV cache: a token cannot be taken back from a cache with recurrent state or sliding windows");
+  if (n_processed_ == 0) fail("KV cache: no token to take back");
+  const int32_t last = static_cast<int32_t>(n_processed_ - 1);
+  for (Stream& s : streams_) {
+    if (s.row == 0) continue;
+    if (s.n == 0 || s.pos[s.n - 1] != last) fail("KV cache: the last token's row is not the newest of a stream");
+    --s.n;
+    live_bytes_ -= 2 * s.row;
+    s.max_pos = s.n ? *std::max_element(s.pos.begin(), s.pos.begin() + s.n) : std::numeric_limits<int32_t>::min();
+  }
+  --n_processed_;
+}
+
 void KvCache::enable_cold(size_t cap_bytes) {
   std::vector<int> dims(static_cast<size_t>(n_streams()), 0);
   for (int l = 0; l < shape_.n_layers; ++l)

@@ -7,6 +7,7 @@
 // stored post-RoPE at their absolute position. Streams of one layer may hold different
 // tokens (per-head eviction), so every pruning mode is just a different KeepPlan.
 // Only append() and apply() mutate; policies only read the cache and produce plans.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -125,6 +126,11 @@ class KvCache {
   // positions (rows stay in position order), the given ones go cold. Stream sizes do not change.
   void recall(const RecallPlan& plan, ThreadPool* pool = nullptr);
   int64_t recalled_rows() const { return recalled_rows_; }
+  // Takes back the last token fed (its row is the newest of every stream; n_processed() goes
+  // back by one), so that it can be fed again after a recall event. Error on a cache with a
+  // recurrent state or sliding-window layers, which cannot take a token back.
+  void rewind_last();
+  bool can_rewind() const { return state_.empty() && shape_.layer_window.end() == std::find_if(shape_.layer_window.begin(), shape_.layer_window.end(), [](int32_t w) { return w != 0; }); }
   size_t peak_cold_bytes() const { return peak_cold_bytes_; }
   // Drops the rows of every stream of `layer` whose position is below min_pos: how a
   // sliding-window layer (model/forward.cpp) keeps only its window. Not a prune event.

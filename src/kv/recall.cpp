@@ -92,7 +92,7 @@ void score_stream(const KvCache& cache, int layer, int kv_head, const RecentQuer
 }
 
 // The streams that share one keep set under `mode` (kv/keep_set.h, select_by_mode), as
-// (layer, KV head) lists, and whether a shared score is a max over heads then a mean over layers.
+// (layer, KV head) lists.
 std::vector<std::vector<std::pair<int, int>>> keep_set_groups(const KvCache& cache, PruningMode mode) {
   std::vector<int> layers;
   for (int l = 0; l < cache.shape().n_layers; ++l)
@@ -152,6 +152,8 @@ RecallPlan KvRecall::plan(KvCache& cache, PruningMode mode, const KeepRules& rul
     }
   });
 
+  // Streams that share a keep set must hold the same rows; the swap below, decided by
+  // position, is then the same for each of them.
   for (const auto& group : keep_set_groups(cache, mode)) {
     const StreamRows& first = rows[static_cast<size_t>(cache.stream_index(group[0].first, group[0].second))];
     for (const auto& [l, h] : group) {
@@ -159,52 +161,47 @@ RecallPlan KvRecall::plan(KvCache& cache, PruningMode mode, const KeepRules& rul
       if (r.n_hot != first.n_hot || r.n_cold != first.n_cold || r.pos != first.pos)
         fail("recall: streams that share a keep set (", pruning_mode_name(mode), ") hold different rows");
     }
-    // The shared score, as select_by_mode combines: the max over a layer's heads, the mean
-    // over layers.
-    const int64_t n = first.n_hot + first.n_cold;
-    std::vector<float> combined(static_cast<size_t>(n), 0.0f), layer_max(static_cast<size_t>(n));
-    int layers = 0;
-    for (size_t g = 0; g < group.size();) {
-      const int l = group[g].first;
-      std::fill(layer_max.begin(), layer_max.end(), 0.0f);
-      for (; g < group.size() && group[g].first == l; ++g) {
-        const StreamRows& r = rows[static_cast<size_t>(cache.stream_index(l, group[g].second))];
-        for (int64_t i = 0; i < n; ++i) layer_max[i] = std::max(layer_max[i], r.score[i]);
-      }
-      for (int64_t i = 0; i < n; ++i) combined[i] += layer_max[i];
-      ++layers;
-    }
-    for (float& c : combined) c /= static_cast<float>(layers);
-
-    // Best cold rows against the least wanted hot rows that may leave.
-    const StreamSplit split =
-        split_stream(std::span<const int32_t>(first.pos.data(), static_cast<size_t>(first.n_hot)), rules);
-    std::vector<int32_t> hot = split.candidates, cold(static_cast<size_t>(first.n_cold));
+  }
+  // A position's recall score is the best any stream gives it: a run of tokens one head reads
+  // closely comes back in every stream, since the heads that read it next (a copy continuing)
+  // may not be the ones the recent queries used.
+  int32_t last = 0;
+  for (const auto& [l, h] : work)
+    for (int32_t p : rows[static_cast<size_t>(cache.stream_index(l, h))].pos) last = std::max(last, p);
+  std::vector<float> wanted(static_cast<size_t>(last) + 1, 0.0f);
+  for (const auto& [l, h] : work) {
+    const StreamRows& r = rows[static_cast<size_t>(cache.stream_index(l, h))];
+    for (size_t i = 0; i < r.pos.size(); ++i) wanted[r.pos[i]] = std::max(wanted[r.pos[i]], r.score[i]);
+  }
+  for (const auto& [l, h] : work) {
+    const int s = cache.stream_index(l, h);
+    const StreamRows& r = rows[static_cast<size_t>(s)];
+    // The best cold rows against the least wanted hot rows that may leave.
+    const StreamSplit split = split_stream(std::span<const int32_t>(r.pos.data(), static_cast<size_t>(r.n_hot)), rules);
+    std::vector<int32_t> hot = split.candidates, cold(static_cast<size_t>(r.n_cold));
     std::iota(cold.begin(), cold.end(), 0);
-    auto by_score = [&](int64_t base, bool high_first) {
-      return [&, base, high_first](int32_t a, int32_t b) {
-        const float sa = combined[base + a], sb = combined[base + b];
-        if (sa != sb) return high_first ? sa > sb : sa < sb;
-        return first.pos[base + a] > first.pos[base + b];  // ties: the newer comes back, the older leaves
-      };
-    };
-    std::sort(cold.begin(), cold.end(), by_score(first.n_hot, true));
-    std::sort(hot.begin(), hot.end(), by_score(0, false));
+    auto score = [&](int64_t row) { return wanted[r.pos[row]]; };
+    // Ties: the newer row comes back, the older leaves.
+    std::sort(cold.begin(), cold.end(), [&](int32_t a, int32_t b) {
+      const float sa = score(r.n_hot + a), sb = score(r.n_hot + b);
+      return sa != sb ? sa > sb : r.pos[r.n_hot + a] > r.pos[r.n_hot + b];
+    });
+    std::sort(hot.begin(), hot.end(), [&](int32_t a, int32_t b) {
+      const float sa = score(a), sb = score(b);
+      return sa != sb ? sa < sb : r.pos[a] < r.pos[b];
+    });
     size_t k = 0;
     while (static_cast<int64_t>(k) < quota_ && k < cold.size() && k < hot.size() &&
-           combined[first.n_hot + cold[k]] > combined[hot[k]])
+           score(r.n_hot + cold[k]) > score(hot[k]))
       ++k;
     cold.resize(k);
     hot.resize(k);
     std::sort(cold.begin(), cold.end());
     std::sort(hot.begin(), hot.end());
-    for (const auto& [l, h] : group) {
-      const int s = cache.stream_index(l, h);
-      plan.take[static_cast<size_t>(s)] = cold;
-      plan.give[static_cast<size_t>(s)] = hot;
-      std::span<float> useful = cache.cold().usefulness(s);
-      for (int64_t i = 0; i < first.n_cold; ++i) useful[i] = combined[first.n_hot + i];
-    }
+    plan.take[static_cast<size_t>(s)] = std::move(cold);
+    plan.give[static_cast<size_t>(s)] = std::move(hot);
+    std::span<float> useful = cache.cold().usefulness(s);
+    for (int64_t i = 0; i < r.n_cold; ++i) useful[i] = score(r.n_hot + i);
   }
   return plan;
 }

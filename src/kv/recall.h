@@ -8,10 +8,12 @@
 // of the group's query heads over the hot and cold rows together (scale and causal mask as the
 // forward pass), summed over those queries, then max-pooled over the rows in position order
 // from kPoolBefore rows before to kPoolAfter rows after, discounted by distance (a fact is a
-// run of tokens, and the tokens after the one a query finds are the ones generation reads next). Streams that share a
-// keep set (the pruning mode) hold the same positions and swap the same ones, by the same
-// combined score select_by_mode uses. A swap happens only where the cold row scores above the
-// hot row it displaces; protected hot rows (window, sinks, prompt) are never displaced.
+// run of tokens, and the tokens after the one a query finds are the ones generation reads next).
+// A position's score is the best any stream gives it, and every stream swaps by it: a run one
+// head reads closely comes back everywhere, since the heads that read it next may be others.
+// Streams that share a keep set (the pruning mode) hold the same positions and so swap the same
+// ones. A swap happens only where the cold row scores above the hot row it displaces;
+// protected hot rows (window, sinks, prompt) are never displaced.
 #include <cstdint>
 #include <optional>
 #include <vector>

@@ -117,7 +117,7 @@ TEST_F(BaselineEngine, ForwardReportsPositionsAndWeightsOfEveryToken) {
   KvCache cache({c.n_layers, c.n_kv_heads, c.head_dim, DType::F32});
   Forward fwd(*model_, nullptr);
   RecordingPolicy rec;
-  PolicyObserver observer(rec, nullptr);  // as a sequence adapts its policy
+  PolicyObserver observer(rec, nullptr, nullptr);  // as a sequence adapts its policy
   std::vector<std::vector<float>> logits;
   const std::vector<int32_t> chunk1 = {1, 400, 500, 600, 700}, chunk2 = {800};
   for (const auto* chunk : {&chunk1, &chunk2}) {
