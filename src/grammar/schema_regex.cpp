@@ -1,7 +1,8 @@
 // The `pattern` subset: a regular expression as a GBNF expression over the bytes between a
 // JSON string's quotes. A character the regex names is written as JSON spells it ("\"" for
-// a quote); a class keeps only characters that need no escape in JSON (dropping the others
-// narrows what is generated, never widens it).
+// a quote); a class keeps only characters that need no escape in JSON, and `.` those and
+// the short escapes of characters other than line terminators (dropping the others narrows
+// what is generated, never widens it).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -158,7 +159,10 @@ class Regex {
 
   // \d \w \s and negations; false when e is none of them.
   static bool shorthand(char e, Ranges& r) {
-    Ranges d = {{'0', '9'}}, w = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}, s = {{'\t', '\r'}, {' ', ' '}};
+    // ECMA-262's white space and line terminators, not only ASCII's: \S must not take U+00A0.
+    Ranges d = {{'0', '9'}}, w = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}},
+           s = {{'\t', '\r'}, {' ', ' '}, {0xA0, 0xA0}, {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029},
+                {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
     switch (e) {
       case 'd': r = d; return true;
       case 'w': r = w; return true;
@@ -249,9 +253,9 @@ class Regex {
       ++pos_;
       return cls(neg ? complement(r) : r);
     }
-    if (c == '.') {
+    if (c == '.') {  // any character but a line terminator, plain or as a short escape
       ++pos_;
-      return any_;
+      return "(" + cls(complement({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}})) + R"( | "\\" ["\\/bft]))";
     }
     if (c == '^' || c == '$') bad(std::string("the anchor '") + c + "' inside the pattern");
     if (c == '*' || c == '+' || c == '?' || c == '{') bad(std::string("'") + c + "' after nothing");
