@@ -138,8 +138,15 @@ class Regex {
       const size_t close = p_.find('}', pos_);
       if (close == std::string::npos || close >= end_) bad("an unterminated '{'");
       q = p_.substr(pos_, close - pos_ + 1);
-      for (char k : q.substr(1, q.size() - 2))
-        if (!(k == ',' || (k >= '0' && k <= '9'))) bad("the quantifier " + q);
+      // {m}, {m,} or {m,n} with m <= n; ECMA-262 reads anything else ("{,n}") as literal text.
+      const std::string inner = q.substr(1, q.size() - 2);
+      const size_t comma = inner.find(',');
+      const std::string m = inner.substr(0, comma), n = comma == std::string::npos ? m : inner.substr(comma + 1);
+      auto digits = [](const std::string& x) {
+        return x.size() <= 5 && std::all_of(x.begin(), x.end(), [](char k) { return k >= '0' && k <= '9'; });
+      };
+      if (m.empty() || !digits(m) || !digits(n) || (!n.empty() && std::stoi(n) < std::stoi(m)))
+        bad("the quantifier " + q);
       pos_ = close + 1;
     } else {
       return a;
@@ -218,10 +225,10 @@ class Regex {
         neg = true;
         ++pos_;
       }
+      // ECMA-262's [] matches nothing and [^] anything (not a ']' that opens the class).
+      if (peek() == ']') bad(neg ? "the class [^]" : "the empty class []");
       Ranges r;
-      bool first = true;
-      while (more() && (peek() != ']' || first)) {
-        first = false;
+      while (more() && peek() != ']') {
         uint32_t lo;
         if (peek() == '\\') {
           ++pos_;

@@ -52,6 +52,12 @@ TEST(JsonSchema, RefusesWhatItDoesNotSupportByName) {
             std::string::npos);
   EXPECT_NE(refusal(R"j({"type": "string", "pattern": "(?=a)"})j").find("lookaround"), std::string::npos);
   EXPECT_NE(refusal(R"j({"type": "string", "pattern": "(a)\\1"})j").find("back-reference"), std::string::npos);
+  EXPECT_NE(refusal(R"j({"type": "string", "pattern": "^[]a]$"})j").find("the empty class []"), std::string::npos);
+  EXPECT_NE(refusal(R"j({"type": "string", "pattern": "[^]"})j").find("the class [^]"), std::string::npos);
+  for (const char* q : {"{,2}", "{2,1}", "{1,x}", "{}"})
+    EXPECT_NE(refusal(std::string(R"({"type": "string", "pattern": "a)") + q + "\"}").find(std::string("the quantifier ") + q),
+              std::string::npos)
+        << q;
   EXPECT_NE(refusal(R"({"$ref": "http://example.com/s.json"})").find("only references inside the schema"), std::string::npos);
   EXPECT_NE(refusal(R"({"$ref": "#/$defs/missing"})").find("points to nothing"), std::string::npos);
   EXPECT_NE(refusal(R"({"type": "integer", "minimum": 5, "maximum": 4})").find("no integer lies between"), std::string::npos);
