@@ -120,6 +120,20 @@ class Compiler {
     }
   }
 
+  // Whether a schema on the way from the root to `path` (a JSON pointer into it) has an
+  // `$id`: "#..." references there are relative to that schema, not to the root.
+  bool nested_id(const std::string& path) const {
+    try {
+      for (json::json_pointer p(path.substr(1)); !p.empty(); p = p.parent_pointer()) {
+        const json& node = root_.at(p);
+        if (node.is_object() && node.contains("$id")) return true;
+      }
+    } catch (const json::exception&) {
+      // Every path is a pointer into the root by construction; none is not one to check.
+    }
+    return false;
+  }
+
   static std::optional<Bound> bound(const json& s, const char* incl, const char* excl, bool integer, bool lower,
                                     const std::string& path, const Compiler& c) {
     std::optional<Bound> out;
@@ -238,6 +252,7 @@ class Compiler {
         if (it.key() != "$ref" && kHandled.count(it.key())) bad(path, "'" + it.key() + "' alongside '$ref' is not supported");
       if (!s["$ref"].is_string()) bad(path, "'$ref' must be a string");
       const std::string ref = s["$ref"].get<std::string>();
+      if (nested_id(path)) bad(path, "'$ref' inside a schema with its own '$id' (a new base for references) is not supported");
       return schema_rule(resolve(ref, path), ref);
     }
     for (const char* k : {"anyOf", "oneOf"}) {

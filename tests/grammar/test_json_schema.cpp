@@ -60,6 +60,10 @@ TEST(JsonSchema, RefusesWhatItDoesNotSupportByName) {
         << q;
   EXPECT_NE(refusal(R"({"$ref": "http://example.com/s.json"})").find("only references inside the schema"), std::string::npos);
   EXPECT_NE(refusal(R"({"$ref": "#/$defs/missing"})").find("points to nothing"), std::string::npos);
+  EXPECT_NE(refusal(R"({"$defs": {"n": {"type": "null"}}, "properties": {"a": {"$id": "http://example.com/a",
+                "$defs": {"n": {"type": "integer"}}, "items": {"$ref": "#/$defs/n"}}}})")
+                .find("JSON schema at #/properties/a/items: '$ref' inside a schema with its own '$id'"),
+            std::string::npos);
   EXPECT_NE(refusal(R"({"type": "integer", "minimum": 5, "maximum": 4})").find("no integer lies between"), std::string::npos);
   EXPECT_NE(refusal(R"({"type": "object", "properties": {"a": {}}, "required": ["b"]})").find("'required' names 'b'"),
             std::string::npos);
