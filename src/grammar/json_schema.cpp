@@ -73,7 +73,8 @@ bool same_value(const json& a, const json& b) {
 }
 
 bool has_type(const json& v, const std::string& t) {
-  if (t == "integer") return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  if (t == "integer")
+    return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
   return (t == "null" && v.is_null()) || (t == "boolean" && v.is_boolean()) || (t == "string" && v.is_string()) ||
          (t == "number" && v.is_number()) || (t == "array" && v.is_array()) || (t == "object" && v.is_object());
 }
@@ -129,7 +130,7 @@ class Compiler {
         if (node.is_object() && node.contains("$id")) return true;
       }
     } catch (const json::exception&) {
-      // Every path is a pointer into the root by construction; none is not one to check.
+      // Every path is a pointer into the root by construction: nothing to check otherwise.
     }
     return false;
   }
@@ -186,7 +187,8 @@ class Compiler {
     std::string s;
     if (v.is_object()) {
       for (auto it = v.begin(); it != v.end(); ++it)
-        s += (s.empty() ? "" : " ws \",\" ws ") + gbnf_literal(json(it.key()).dump()) + " ws \":\" ws " + literal(it.value());
+        s += (s.empty() ? "" : " ws \",\" ws ") + gbnf_literal(json(it.key()).dump()) + " ws \":\" ws " +
+             literal(it.value());
       return "\"{\" ws " + (s.empty() ? "" : s + " ws ") + "\"}\"";
     }
     if (v.is_array()) {
@@ -222,15 +224,17 @@ class Compiler {
     for (auto it = s.begin(); it != s.end(); ++it)
       if (kHandled.count(it.key()) && it.key() != "enum" && it.key() != "const" && it.key() != "type")
         bad(path, "'" + it.key() + "' alongside '" + kw + "' is not supported");
-    if (s.contains("enum") && (!s["enum"].is_array() || s["enum"].empty())) bad(path, "'enum' must be a non-empty list");
+    if (s.contains("enum") && (!s["enum"].is_array() || s["enum"].empty()))
+      bad(path, "'enum' must be a non-empty list");
+    const std::vector<std::string> types = s.contains("type") ? types_of(s, path) : std::vector<std::string>{};
+    const json candidates = s.contains("const") ? json::array({s["const"]}) : s["enum"];
     std::vector<json> values;
-    for (const json& v : s.contains("const") ? json::array({s["const"]}) : s["enum"]) {
-      bool keep = !s.contains("enum") || std::any_of(s["enum"].begin(), s["enum"].end(), [&](const json& e) { return same_value(e, v); });
-      if (s.contains("type")) {
-        const std::vector<std::string> types = types_of(s, path);
-        keep = keep && std::any_of(types.begin(), types.end(), [&](const std::string& t) { return has_type(v, t); });
-      }
-      if (keep) values.push_back(v);
+    for (const json& v : candidates) {
+      const bool in_enum = !s.contains("enum") || std::any_of(s["enum"].begin(), s["enum"].end(),
+                                                              [&](const json& e) { return same_value(e, v); });
+      const bool typed = types.empty() || std::any_of(types.begin(), types.end(),
+                                                      [&](const std::string& t) { return has_type(v, t); });
+      if (in_enum && typed) values.push_back(v);
     }
     if (values.empty()) bad(path, std::string("no value of '") + kw + "' fits the rest of the schema: it matches nothing");
     std::string out;
@@ -252,7 +256,8 @@ class Compiler {
         if (it.key() != "$ref" && kHandled.count(it.key())) bad(path, "'" + it.key() + "' alongside '$ref' is not supported");
       if (!s["$ref"].is_string()) bad(path, "'$ref' must be a string");
       const std::string ref = s["$ref"].get<std::string>();
-      if (nested_id(path)) bad(path, "'$ref' inside a schema with its own '$id' (a new base for references) is not supported");
+      if (nested_id(path))
+        bad(path, "'$ref' inside a schema with its own '$id' (a new base for references) is not supported");
       return schema_rule(resolve(ref, path), ref);
     }
     for (const char* k : {"anyOf", "oneOf"}) {
@@ -340,8 +345,12 @@ class Compiler {
       const std::string f = s["format"].get<std::string>();
       // The day exists in its month; February 29 only in a leap year (divisible by 4, and by
       // 400 when by 100).
-      const std::string date =
-          R"(([0-9]{4} "-" (("0" [13578] | "1" [02]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]) | ("0" [469] | "11") "-" ("0" [1-9] | [12] [0-9] | "30") | "02-" ("0" [1-9] | "1" [0-9] | "2" [0-8])) | ([0-9]{2} ("0" [48] | [2468] [048] | [13579] [26]) | ([02468] [048] | [13579] [26]) "00") "-02-29"))";
+      const std::string month_day = std::string(R"g(("0" [13578] | "1" [02]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]))g") +
+                                    R"g( | ("0" [469] | "11") "-" ("0" [1-9] | [12] [0-9] | "30"))g" +
+                                    R"g( | "02-" ("0" [1-9] | "1" [0-9] | "2" [0-8]))g";
+      const std::string leap_year =
+          R"g([0-9]{2} ("0" [48] | [2468] [048] | [13579] [26]) | ([02468] [048] | [13579] [26]) "00")g";
+      const std::string date = "([0-9]{4} \"-\" (" + month_day + ") | (" + leap_year + ") \"-02-29\")";
       const std::string time =
           R"(([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,9})? ("Z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]))";
       std::string body;
@@ -402,7 +411,8 @@ class Compiler {
       const json& p = s["properties"];
       if (!p.is_object()) bad(path, "'properties' must be an object");
       for (auto it = p.begin(); it != p.end(); ++it) {
-        props.push_back({literal(json(it.key())), schema_rule(it.value(), path + "/properties/" + pointer_token(it.key()))});
+        props.push_back(
+            {literal(json(it.key())), schema_rule(it.value(), path + "/properties/" + pointer_token(it.key()))});
         names.insert(it.key());
         keys.push_back(it.key());
       }
