@@ -17,9 +17,10 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The rules every schema grammar shares: whitespace, strings, numbers, any value.
+// The rules every schema grammar shares: whitespace, strings, numbers, any value. A char is
+// one code point (minLength counts them): a surrogate pair escape is one, a lone surrogate none.
 const char* kCommonRules = R"(ws ::= (" " | "\n" [ \t]{0,20})?
-char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" ([0-9a-cA-CeEfF] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2} | [dD] [89abAB] [0-9a-fA-F]{2} "\\u" [dD] [c-fC-F] [0-9a-fA-F]{2}))
 string ::= "\"" char* "\""
 number ::= "-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?
 integer ::= "-"? ("0" | [1-9] [0-9]{0,15})
@@ -45,6 +46,37 @@ std::string rule_name(const std::string& path) {
   while (!s.empty() && s.back() == '-') s.pop_back();
   while (!s.empty() && s.front() == '-') s.erase(0, 1);
   return "s-" + (s.empty() ? std::string("root") : s);
+}
+
+// A name as a JSON pointer token, so that a schema's path names it alone ("a/b" is "a~1b").
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
+}
+
+// JSON equality: objects whatever their members' order, numbers by value (1 == 1.0).
+bool same_value(const json& a, const json& b) {
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(); it != a.end(); ++it)
+      if (!b.contains(it.key()) || !same_value(it.value(), b[it.key()])) return false;
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!same_value(a[i], b[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+bool has_type(const json& v, const std::string& t) {
+  if (t == "integer")
+    return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  return (t == "null" && v.is_null()) || (t == "boolean" && v.is_boolean()) || (t == "string" && v.is_string()) ||
+         (t == "number" && v.is_number()) || (t == "array" && v.is_array()) || (t == "object" && v.is_object());
 }
 
 class Compiler {
@@ -87,6 +119,20 @@ class Compiler {
     } catch (const json::exception&) {
       bad(path, "$ref '" + ref + "' points to nothing in the schema");
     }
+  }
+
+  // Whether a schema on the way from the root to `path` (a JSON pointer into it) has an
+  // `$id`: "#..." references there are relative to that schema, not to the root.
+  bool nested_id(const std::string& path) const {
+    try {
+      for (json::json_pointer p(path.substr(1)); !p.empty(); p = p.parent_pointer()) {
+        const json& node = root_.at(p);
+        if (node.is_object() && node.contains("$id")) return true;
+      }
+    } catch (const json::exception&) {
+      // Every path is a pointer into the root by construction: nothing to check otherwise.
+    }
+    return false;
   }
 
   static std::optional<Bound> bound(const json& s, const char* incl, const char* excl, bool integer, bool lower,
@@ -136,7 +182,65 @@ class Compiler {
     return out;
   }
 
-  std::string literal(const json& v) { return gbnf_literal(v.dump()); }
+  // A JSON value as GBNF, with the white space `ws` allows between its tokens.
+  std::string literal(const json& v) {
+    std::string s;
+    if (v.is_object()) {
+      for (auto it = v.begin(); it != v.end(); ++it)
+        s += (s.empty() ? "" : " ws \",\" ws ") + gbnf_literal(json(it.key()).dump()) + " ws \":\" ws " +
+             literal(it.value());
+      return "\"{\" ws " + (s.empty() ? "" : s + " ws ") + "\"}\"";
+    }
+    if (v.is_array()) {
+      for (const json& x : v) s += (s.empty() ? "" : " ws \",\" ws ") + literal(x);
+      return "\"[\" ws " + (s.empty() ? "" : s + " ws ") + "\"]\"";
+    }
+    return gbnf_literal(v.dump());
+  }
+
+  std::vector<std::string> types_of(const json& s, const std::string& path) const {
+    std::vector<std::string> types;
+    const json& t = s["type"];
+    if (t.is_string()) {
+      types.push_back(t.get<std::string>());
+    } else if (t.is_array() && !t.empty()) {
+      for (const json& x : t) {
+        if (!x.is_string()) bad(path, "'type' must be a string or a list of strings");
+        types.push_back(x.get<std::string>());
+      }
+    } else {
+      bad(path, "'type' must be a string or a non-empty list of strings");
+    }
+    for (const std::string& x : types)
+      if (!std::set<std::string>{"null", "boolean", "string", "number", "integer", "array", "object"}.count(x))
+        bad(path, "'type' '" + x + "' is not a JSON Schema type");
+    return types;
+  }
+
+  // enum / const: the values that are in both (when both are given) and of the `type`; any
+  // other keyword beside them is refused rather than dropped.
+  std::string literals(const json& s, const std::string& path) {
+    const char* kw = s.contains("const") ? "const" : "enum";
+    for (auto it = s.begin(); it != s.end(); ++it)
+      if (kHandled.count(it.key()) && it.key() != "enum" && it.key() != "const" && it.key() != "type")
+        bad(path, "'" + it.key() + "' alongside '" + kw + "' is not supported");
+    if (s.contains("enum") && (!s["enum"].is_array() || s["enum"].empty()))
+      bad(path, "'enum' must be a non-empty list");
+    const std::vector<std::string> types = s.contains("type") ? types_of(s, path) : std::vector<std::string>{};
+    const json candidates = s.contains("const") ? json::array({s["const"]}) : s["enum"];
+    std::vector<json> values;
+    for (const json& v : candidates) {
+      const bool in_enum = !s.contains("enum") || std::any_of(s["enum"].begin(), s["enum"].end(),
+                                                              [&](const json& e) { return same_value(e, v); });
+      const bool typed = types.empty() || std::any_of(types.begin(), types.end(),
+                                                      [&](const std::string& t) { return has_type(v, t); });
+      if (in_enum && typed) values.push_back(v);
+    }
+    if (values.empty()) bad(path, std::string("no value of '") + kw + "' fits the rest of the schema: it matches nothing");
+    std::string out;
+    for (size_t i = 0; i < values.size(); ++i) out += (i ? " | " : "") + literal(values[i]);
+    return out;
+  }
 
   std::string expr(const json& s, const std::string& path) {
     if (s.is_boolean()) {
@@ -152,6 +256,8 @@ class Compiler {
         if (it.key() != "$ref" && kHandled.count(it.key())) bad(path, "'" + it.key() + "' alongside '$ref' is not supported");
       if (!s["$ref"].is_string()) bad(path, "'$ref' must be a string");
       const std::string ref = s["$ref"].get<std::string>();
+      if (nested_id(path))
+        bad(path, "'$ref' inside a schema with its own '$id' (a new base for references) is not supported");
       return schema_rule(resolve(ref, path), ref);
     }
     for (const char* k : {"anyOf", "oneOf"}) {
@@ -166,27 +272,10 @@ class Compiler {
         out += (i ? " | " : "") + schema_rule(list[i], path + "/" + k + "/" + std::to_string(i));
       return out;
     }
-    if (s.contains("const")) return literal(s["const"]);
-    if (s.contains("enum")) {
-      const json& list = s["enum"];
-      if (!list.is_array() || list.empty()) bad(path, "'enum' must be a non-empty list");
-      std::string out;
-      for (size_t i = 0; i < list.size(); ++i) out += (i ? " | " : "") + literal(list[i]);
-      return out;
-    }
+    if (s.contains("const") || s.contains("enum")) return literals(s, path);
     std::vector<std::string> types;
     if (s.contains("type")) {
-      const json& t = s["type"];
-      if (t.is_string()) {
-        types.push_back(t.get<std::string>());
-      } else if (t.is_array() && !t.empty()) {
-        for (const json& x : t) {
-          if (!x.is_string()) bad(path, "'type' must be a string or a list of strings");
-          types.push_back(x.get<std::string>());
-        }
-      } else {
-        bad(path, "'type' must be a string or a non-empty list of strings");
-      }
+      types = types_of(s, path);
     } else if (s.contains("properties") || s.contains("additionalProperties") || s.contains("required")) {
       types = {"object"};
     } else if (s.contains("items") || s.contains("prefixItems") || s.contains("minItems") || s.contains("maxItems")) {
@@ -254,7 +343,14 @@ class Compiler {
       if (lengths) bad(path, "'minLength' / 'maxLength' alongside 'format' is not supported");
       if (!s["format"].is_string()) bad(path, "'format' must be a string");
       const std::string f = s["format"].get<std::string>();
-      const std::string date = R"([0-9]{4} "-" ("0" [1-9] | "1" [0-2]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]))";
+      // The day exists in its month; February 29 only in a leap year (divisible by 4, and by
+      // 400 when by 100).
+      const std::string month_day = std::string(R"g(("0" [13578] | "1" [02]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]))g") +
+                                    R"g( | ("0" [469] | "11") "-" ("0" [1-9] | [12] [0-9] | "30"))g" +
+                                    R"g( | "02-" ("0" [1-9] | "1" [0-9] | "2" [0-8]))g";
+      const std::string leap_year =
+          R"g([0-9]{2} ("0" [48] | [2468] [048] | [13579] [26]) | ([02468] [048] | [13579] [26]) "00")g";
+      const std::string date = "([0-9]{4} \"-\" (" + month_day + ") | (" + leap_year + ") \"-02-29\")";
       const std::string time =
           R"(([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,9})? ("Z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]))";
       std::string body;
@@ -315,7 +411,8 @@ class Compiler {
       const json& p = s["properties"];
       if (!p.is_object()) bad(path, "'properties' must be an object");
       for (auto it = p.begin(); it != p.end(); ++it) {
-        props.push_back({literal(json(it.key())), schema_rule(it.value(), path + "/properties/" + it.key())});
+        props.push_back(
+            {literal(json(it.key())), schema_rule(it.value(), path + "/properties/" + pointer_token(it.key()))});
         names.insert(it.key());
         keys.push_back(it.key());
       }

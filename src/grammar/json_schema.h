@@ -1,16 +1,19 @@
 #pragma once
 // JSON Schema to GBNF (then parse_gbnf), for response_format json_schema. The subset:
 // type (one or a list, null included), properties / required / additionalProperties,
-// enum / const, anyOf / oneOf, $ref / $defs / definitions, items / prefixItems / minItems /
+// enum / const (with type beside them, nothing else), anyOf / oneOf, $ref / $defs / definitions, items / prefixItems / minItems /
 // maxItems, minLength / maxLength / pattern / format (date, time, date-time, uuid), and
 // minimum / maximum / exclusiveMinimum / exclusiveMaximum (whole-number bounds). Annotations
 // (title, description, default, examples, ...) are read and have no effect. Any other
 // keyword throws Error naming it and where it is: a constraint is never silently dropped.
 //
-// What the grammar generates always validates; a few valid instances are out of its reach:
-// properties come in the order the schema lists them, properties not listed are generated
-// only when additionalProperties says so, oneOf is generated as anyOf (no check that just one
-// branch matches), and whitespace is limited to what `ws` allows.
+// What the grammar generates always validates, oneOf aside (generated as anyOf: no check that
+// just one branch matches); a few valid instances are out of its reach: properties come in
+// the order the schema lists them, properties not listed are generated only when
+// additionalProperties says so, a schema without type as the type its keywords are about,
+// integers as digits, numbers within the digit limits of `number`, enum / const values as
+// the schema spells them, pattern characters without escapes, and whitespace is limited to
+// what `ws` allows. tests/data/json_schema_corpus marks each such difference.
 #include <string>
 
 #include <nlohmann/json.hpp>

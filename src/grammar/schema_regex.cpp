@@ -1,7 +1,8 @@
 // The `pattern` subset: a regular expression as a GBNF expression over the bytes between a
 // JSON string's quotes. A character the regex names is written as JSON spells it ("\"" for
-// a quote); a class keeps only characters that need no escape in JSON (dropping the others
-// narrows what is generated, never widens it).
+// a quote); a class keeps only characters that need no escape in JSON, and `.` those and
+// the short escapes of characters other than line terminators (dropping the others narrows
+// what is generated, never widens it).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -137,8 +138,15 @@ class Regex {
       const size_t close = p_.find('}', pos_);
       if (close == std::string::npos || close >= end_) bad("an unterminated '{'");
       q = p_.substr(pos_, close - pos_ + 1);
-      for (char k : q.substr(1, q.size() - 2))
-        if (!(k == ',' || (k >= '0' && k <= '9'))) bad("the quantifier " + q);
+      // {m}, {m,} or {m,n} with m <= n; ECMA-262 reads anything else ("{,n}") as literal text.
+      const std::string inner = q.substr(1, q.size() - 2);
+      const size_t comma = inner.find(',');
+      const std::string m = inner.substr(0, comma), n = comma == std::string::npos ? m : inner.substr(comma + 1);
+      auto digits = [](const std::string& x) {
+        return x.size() <= 5 && std::all_of(x.begin(), x.end(), [](char k) { return k >= '0' && k <= '9'; });
+      };
+      if (m.empty() || !digits(m) || !digits(n) || (!n.empty() && std::stoi(n) < std::stoi(m)))
+        bad("the quantifier " + q);
       pos_ = close + 1;
     } else {
       return a;
@@ -158,7 +166,10 @@ class Regex {
 
   // \d \w \s and negations; false when e is none of them.
   static bool shorthand(char e, Ranges& r) {
-    Ranges d = {{'0', '9'}}, w = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}, s = {{'\t', '\r'}, {' ', ' '}};
+    // ECMA-262's white space and line terminators, not only ASCII's: \S must not take U+00A0.
+    Ranges d = {{'0', '9'}}, w = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}},
+           s = {{'\t', '\r'}, {' ', ' '}, {0xA0, 0xA0}, {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029},
+                {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
     switch (e) {
       case 'd': r = d; return true;
       case 'w': r = w; return true;
@@ -214,10 +225,10 @@ class Regex {
         neg = true;
         ++pos_;
       }
+      // ECMA-262's [] matches nothing and [^] anything (not a ']' that opens the class).
+      if (peek() == ']') bad(neg ? "the class [^]" : "the empty class []");
       Ranges r;
-      bool first = true;
-      while (more() && (peek() != ']' || first)) {
-        first = false;
+      while (more() && peek() != ']') {
         uint32_t lo;
         if (peek() == '\\') {
           ++pos_;
@@ -249,9 +260,9 @@ class Regex {
       ++pos_;
       return cls(neg ? complement(r) : r);
     }
-    if (c == '.') {
+    if (c == '.') {  // any character but a line terminator, plain or as a short escape
       ++pos_;
-      return any_;
+      return "(" + cls(complement({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}})) + R"( | "\\" ["\\/bft]))";
     }
     if (c == '^' || c == '$') bad(std::string("the anchor '") + c + "' inside the pattern");
     if (c == '*' || c == '+' || c == '?' || c == '{') bad(std::string("'") + c + "' after nothing");
