@@ -47,7 +47,7 @@ class ToolCallReader {
 
 // A one-choice reply's text as it comes, split into reasoning and answer, its tool calls read
 // out (harmony's from the raw text before the split, every other family's from the answer):
-// what the Responses and Messages replies build their items and blocks from.
+// what every chat reply (choices, Responses items, Messages blocks) is built from.
 class ReplyReader {
  public:
   // tools: null, or tool_choice none: no call is read.
@@ -59,6 +59,7 @@ class ReplyReader {
   };
   // last: the reply has ended (what is held back comes out).
   Out push(const std::string& piece, bool last);
+  int calls() const { return tools_ ? tools_->count() : 0; }  // read so far
 
  private:
   ReasoningSplit split_;
