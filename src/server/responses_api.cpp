@@ -238,11 +238,9 @@ ResponsesRequest parse_responses_request(const json& body, const std::string& ra
     }
   }
   if (r.gen.prompt.empty()) refuse_field("input", "gives no tokens");
-  try {
-    force_tool_calls(r.gen, model, chat_prompt, defaults);
-  } catch (const ApiError& e) {
-    throw renamed_error(e, kResponsesRenames);
-  }
+  if (r.gen.tools && r.gen.tools->forces_calls() && r.gen.options.grammar)
+    refuse_field("tool_choice", "forces a call, which cannot be combined with 'text.format' (send one of them)");
+  force_tool_calls(r.gen, model, chat_prompt, defaults);  // its errors name tools or tool_choice
 
   auto given = [&](const char* name, json fallback) {
     auto it = body.find(name);

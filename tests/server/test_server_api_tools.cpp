@@ -313,6 +313,9 @@ TEST_F(ApiToolsTest, ToolTypesTheServerDoesNotRunAreRefusedByName) {
   b = responses_body("auto", 0);  // strict with auto: the chat reader's error, named as sent
   refused("/v1/responses", b, "tools[0].strict", "strict");
   b = responses_body("required", 0);
+  b["text"] = {{"format", {{"type", "json_object"}}}};
+  refused("/v1/responses", b, "tool_choice", "text.format");
+  b = responses_body("required", 0);
   b["tools"][1]["name"] = "bad name";
   refused("/v1/responses", b, "tools[1].name", "bad name");
 
