@@ -13,15 +13,6 @@ std::unique_ptr<http::Response> body_response(int status, const nlohmann::json& 
   return r;
 }
 
-ReasoningSplit::Out split_whole(bool enabled, bool opens, const std::string& text) {
-  ReasoningSplit rs(enabled, opens);
-  ReasoningSplit::Out a = rs.push(text);
-  const ReasoningSplit::Out b = rs.flush();
-  a.reasoning += b.reasoning;
-  a.content += b.content;
-  return a;
-}
-
 // An engine result that is a failure, as the API error it is answered with (else null).
 std::unique_ptr<ApiError> failure_of(const GenerateResult& g) {
   if (g.finish_reason == "error") return std::make_unique<ApiError>(500, g.error);
@@ -58,7 +49,9 @@ std::unique_ptr<http::Response> ApiWholeReply::poll() {
     return body_response(e->status, p_.format->error_body(*e));
   }
   p_.metrics->request(200);
-  return body_response(200, p_.format->whole(g, split_whole(p_.split_reasoning, p_.opens_reasoning, g.text)));
+  ReplyReader reader(p_.split_reasoning, p_.opens_reasoning, p_.tools.get());
+  const ReplyReader::Out all = reader.push(g.text, true);
+  return body_response(200, p_.format->whole(g, all.text, all.calls));
 }
 
 void ApiWholeReply::stop(http::BodyStream::Stop why) {
@@ -71,7 +64,7 @@ void ApiWholeReply::stop(http::BodyStream::Stop why) {
 }
 
 ApiStreamReply::ApiStreamReply(ApiReplyParts parts)
-    : p_(std::move(parts)), split_(p_.split_reasoning, p_.opens_reasoning) {}
+    : p_(std::move(parts)), reader_(p_.split_reasoning, p_.opens_reasoning, p_.tools.get()) {}
 
 void ApiStreamReply::stop(Stop why) {
   if (why == Stop::ClientGone) {
@@ -99,12 +92,8 @@ bool ApiStreamReply::pull(std::string& out) {
     done = st.done;
     if (done) g = st.result;
   }
-  ReasoningSplit::Out piece = split_.push(text);
-  if (done) {
-    const ReasoningSplit::Out rest = split_.flush();
-    piece.reasoning += rest.reasoning;
-    piece.content += rest.content;
-  }
+  const ReplyReader::Out read = reader_.push(text, done);
+  const ReasoningSplit::Out& piece = read.text;
   auto fail = [&](const ApiError& e) {
     p_.scheduler->cancel(p_.id);
     out += p_.format->stream_error(e);
@@ -114,8 +103,8 @@ bool ApiStreamReply::pull(std::string& out) {
   };
   if (done)
     if (auto e = failure_of(g)) return fail(*e);
-  if (!piece.reasoning.empty() || !piece.content.empty()) {
-    out += p_.format->stream_piece(piece);
+  if (!piece.reasoning.empty() || !piece.content.empty() || !read.calls.empty()) {
+    out += p_.format->stream_piece(piece, read.calls);
     all_.reasoning += piece.reasoning;
     all_.content += piece.content;
   }

@@ -16,18 +16,21 @@
 #include "server/http/http_server.h"
 #include "server/metrics.h"
 #include "server/reasoning_split.h"
+#include "server/tool_reply.h"
 
 namespace triattn::server {
 
-// One API's bodies and events. `text` is the reply split into reasoning and answer.
+// One API's bodies and events. `text` is the reply split into reasoning and answer; `calls`
+// the tool calls read out of it (ToolCallReader's entries; empty without tools).
 class ReplyFormat {
  public:
   virtual ~ReplyFormat() = default;
-  virtual nlohmann::json whole(const GenerateResult& r, const ReasoningSplit::Out& text) = 0;
+  virtual nlohmann::json whole(const GenerateResult& r, const ReasoningSplit::Out& text, const nlohmann::json& calls) = 0;
   virtual nlohmann::json error_body(const ApiError& e) const = 0;
-  // Streamed: the opening events, each new piece of text, the closing events.
+  // Streamed: the opening events, each new piece of text and the calls read with it, the
+  // closing events.
   virtual std::string stream_begin() = 0;
-  virtual std::string stream_piece(const ReasoningSplit::Out& piece) = 0;
+  virtual std::string stream_piece(const ReasoningSplit::Out& piece, const nlohmann::json& calls) = 0;
   virtual std::string stream_end(const GenerateResult& r, const ReasoningSplit::Out& text) = 0;
   virtual std::string stream_error(const ApiError& e) = 0;
 };
@@ -42,6 +45,7 @@ struct ApiReplyParts {
   std::unique_ptr<ReplyFormat> format;
   bool split_reasoning = false;
   bool opens_reasoning = false;  // the prompt ends inside <think>
+  std::shared_ptr<const ToolRequest> tools;  // null: no calls are read
   Scheduler* scheduler = nullptr;
   ServerMetrics* metrics = nullptr;
   uint64_t id = 0;  // the scheduler's
@@ -66,7 +70,7 @@ class ApiStreamReply : public http::BodyStream {
 
  private:
   ApiReplyParts p_;
-  ReasoningSplit split_;
+  ReplyReader reader_;
   ReasoningSplit::Out all_;  // everything sent, for the closing events
   bool began_ = false, stopping_ = false, ended_ = false;
 };

@@ -76,6 +76,7 @@ http::Reply Server::api_reply_of(const Queued& q, std::unique_ptr<ReplyFormat> f
   parts.format = std::move(format);
   parts.split_reasoning = options_.split_reasoning;
   parts.opens_reasoning = ReasoningSplit::prompt_opens_reasoning(parsed.prompt_text);
+  parts.tools = parsed.tools;
   parts.scheduler = &scheduler_;
   parts.metrics = &metrics_;
   parts.id = q.id;

@@ -113,8 +113,8 @@ void WholeReply::stop(http::BodyStream::Stop why) {
 StreamReply::StreamReply(ReplyParts parts) : p_(std::move(parts)), sent_(static_cast<size_t>(p_.request->n)) {
   const CompletionRequest& rq = *p_.request;
   for (Sent& s : sent_) {
-    s.split = std::make_unique<ReasoningSplit>(p_.ctx.split_reasoning, p_.ctx.opens_reasoning);
-    if (rq.chat && rq.tools && rq.tools->reads_calls()) s.tools = std::make_unique<ToolCallReader>(*rq.tools);
+    s.reader = std::make_unique<ReplyReader>(p_.ctx.split_reasoning, p_.ctx.opens_reasoning,
+                                             rq.chat ? rq.tools.get() : nullptr);
   }
 }
 
@@ -163,26 +163,9 @@ bool StreamReply::pull(std::string& out) {
         error = st.result.error;
         error_status = st.result.finish_reason == "timeout" ? 504 : 500;
       }
-      // Tool calls come out of the text: harmony's before the reasoning split, the others' after.
-      json calls = json::array();
-      auto read_calls = [&](const std::string& t) {
-        ToolCallReader::Out x = s.tools->push(t);
-        if (st.done) {
-          ToolCallReader::Out y = s.tools->finish();
-          x.text += y.text;
-          for (json& call : y.calls) x.calls.push_back(std::move(call));
-        }
-        for (json& call : x.calls) calls.push_back(std::move(call));
-        return x.text;
-      };
-      if (s.tools && s.tools->before_split()) text = read_calls(text);
-      ReasoningSplit::Out piece = s.split->push(text);
-      if (st.done) {
-        const ReasoningSplit::Out rest = s.split->flush();
-        piece.reasoning += rest.reasoning;
-        piece.content += rest.content;
-      }
-      if (s.tools && !s.tools->before_split()) piece.content = read_calls(piece.content);
+      ReplyReader::Out read = s.reader->push(text, st.done);
+      const ReasoningSplit::Out& piece = read.text;
+      json& calls = read.calls;
       // Log-probabilities of the tokens whose text has now gone out; they are dropped once sent.
       json lp = nullptr;
       if (rq.logprobs >= 0) {
@@ -214,7 +197,7 @@ bool StreamReply::pull(std::string& out) {
       if (st.done && error.empty()) {
         // A reply cut by max_tokens says so even after calls (its last call may be cut too).
         const std::string reason = api_finish_reason(st.result);
-        const std::string finish = s.tools && s.tools->count() > 0 && reason != "length" ? "tool_calls" : reason;
+        const std::string finish = s.reader->calls() > 0 && reason != "length" ? "tool_calls" : reason;
         choices.push_back(stream_choice(p_.ctx, static_cast<int>(c), {}, nullptr, finish, s.first));
         s.first = false;
         s.finished = true;

@@ -104,8 +104,7 @@ class StreamReply : public http::BodyStream {
   struct Sent {
     bool first = true;  // no chunk yet (chat: the first carries the role)
     bool finished = false;
-    std::unique_ptr<ReasoningSplit> split;
-    std::unique_ptr<ToolCallReader> tools;  // chat with tools: the calls read from the text
+    std::unique_ptr<ReplyReader> reader;  // the reasoning split, and chat's tool calls
   };
   ReplyParts p_;
   std::vector<Sent> sent_;

@@ -327,6 +327,15 @@ CompletionRequest parse_generation_fields(const json& body, bool chat, const Mod
   return r;
 }
 
+void force_tool_calls(CompletionRequest& r, const Model& model, const ChatPrompt& chat_prompt,
+                      const RequestDefaults& defaults) {
+  if (!r.tools || !r.tools->forces_calls()) return;
+  if (r.options.grammar)
+    bad("tool_choice", "forces a call, which cannot be combined with 'response_format' or 'grammar' (send one of them)");
+  r.options.grammar = tool_grammar(*r.tools, r.prompt_text, chat_prompt.template_source(), vocab_of(model, defaults),
+                                   defaults.grammars.get());
+}
+
 CompletionRequest parse_completion_request(const json& body, bool chat, const Model& model,
                                            const ChatPrompt& chat_prompt, const RequestDefaults& defaults,
                                            const std::string* raw_body) {
@@ -337,12 +346,7 @@ CompletionRequest parse_completion_request(const json& body, bool chat, const Mo
   r.prompt = chat ? prompt_of_chat(body, chat_prompt, r.tools.get(), &r.prompt_text)
                   : prompt_of_completion(body, model, &r.prompt_text);
   if (r.prompt.empty()) bad(chat ? "messages" : "prompt", "gives no tokens");
-  if (r.tools && r.tools->forces_calls()) {
-    if (r.options.grammar)
-      bad("tool_choice", "forces a call, which cannot be combined with 'response_format' or 'grammar' (send one of them)");
-    r.options.grammar = tool_grammar(*r.tools, r.prompt_text, chat_prompt.template_source(), vocab_of(model, defaults),
-                                     defaults.grammars.get());
-  }
+  force_tool_calls(r, model, chat_prompt, defaults);
   // Prompt log-probabilities are one record per prompt token: up to the context, not for a
   // prompt that only a compressing policy can take in.
   const int64_t context = model.config().context_length;

@@ -63,6 +63,11 @@ struct RequestDefaults {
 CompletionRequest parse_generation_fields(const nlohmann::json& body, bool chat, const Model& model,
                                           const RequestDefaults& defaults, const std::string* raw_body = nullptr);
 
+// With r.tools forcing a call (tool_choice required or named): the grammar that makes the
+// reply one, from r.prompt_text (refused next to response_format or grammar).
+void force_tool_calls(CompletionRequest& r, const Model& model, const ChatPrompt& chat_prompt,
+                      const RequestDefaults& defaults);
+
 // Throws ApiError (400) naming the first bad field. raw_body: the body's text, for a JSON
 // schema's property order (grammar_of_request).
 CompletionRequest parse_completion_request(const nlohmann::json& body, bool chat, const Model& model,

@@ -114,30 +114,20 @@ json whole_choice(const ReplyContext& ctx, int index, const GenerateResult& r) {
   const CompletionRequest& req = *ctx.request;
   const size_t kept = kept_tokens(r);
   if (req.chat) {
-    // Tool calls come out of the text: harmony's before the reasoning split, the others' after.
-    std::unique_ptr<ToolCallReader> tools;
-    if (req.tools && req.tools->reads_calls()) tools = std::make_unique<ToolCallReader>(*req.tools);
+    ReplyReader reader(ctx.split_reasoning, ctx.opens_reasoning, req.tools.get());
+    ReplyReader::Out all = reader.push(r.text, true);
+    const std::string& content = all.text.content;
     json calls = json::array();
-    auto read_calls = [&](const std::string& text) {
-      ToolCallReader::Out x = tools->push(text), y = tools->finish();
-      for (json* c : {&x.calls, &y.calls})
-        for (json& call : *c) {
-          call.erase("index");  // only stream deltas carry it
-          calls.push_back(std::move(call));
-        }
-      return x.text + y.text;
-    };
-    const std::string raw = tools && tools->before_split() ? read_calls(r.text) : r.text;
-    ReasoningSplit rs(ctx.split_reasoning, ctx.opens_reasoning);
-    const ReasoningSplit::Out a = rs.push(raw), b = rs.flush();
-    std::string content = a.content + b.content;
-    if (tools && !tools->before_split()) content = read_calls(content);
+    for (json& call : all.calls) {
+      call.erase("index");  // only stream deltas carry it
+      calls.push_back(std::move(call));
+    }
     json message = {{"role", "assistant"}, {"content", content}};
     if (!calls.empty()) {
       if (content.empty()) message["content"] = nullptr;
       message["tool_calls"] = std::move(calls);
     }
-    if (!(a.reasoning + b.reasoning).empty()) message["reasoning_content"] = a.reasoning + b.reasoning;
+    if (!all.text.reasoning.empty()) message["reasoning_content"] = all.text.reasoning;
     json lp = nullptr;
     if (req.logprobs >= 0)
       lp = {{"content", chat_logprobs_content(*ctx.tok, std::span(r.logprobs).first(std::min(kept, r.logprobs.size())))}};

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "server/api_error.h"
 #include "server/api_fields.h"
+#include "server/api_tools.h"
 
 namespace triattn::server {
 
@@ -15,14 +16,35 @@ const char* const kMessagesApi = "the Messages API";
 const std::map<std::string, std::string> kMessagesRenames = {{"stop", "stop_sequences"}};
 
 const std::map<std::string, std::string> kMessagesRefused = {
-    {"tools", "(calling tools) is not supported by this server yet (leave it out)"},
-    {"tool_choice", "(calling tools) is not supported by this server yet (leave it out)"},
     {"thinking", "is not supported by this server: whether the model thinks is its chat template's (its thinking "
                  "comes back as thinking blocks)"}};
 
-// A message's content blocks as text; an assistant's thinking blocks become its
-// reasoning_content (what chat templates of reasoning models read).
-ojson message_of(const json& m, const std::string& at) {
+std::string block_string(const json& part, const std::string& key, const std::string& pat) {
+  if (!part.contains(key) || !part[key].is_string()) refuse_field(pat + "." + key, "must be a string");
+  return part[key].get<std::string>();
+}
+
+// A tool_result block as a tool message: its content (a string or text blocks) is what the
+// model reads; is_error: true is said in that text (templates have no field for it).
+ojson tool_result_message(const json& part, const std::string& pat, ToolSyntax syntax) {
+  for (auto k = part.begin(); k != part.end(); ++k)
+    if (k.key() != "type" && k.key() != "tool_use_id" && k.key() != "content" && k.key() != "is_error")
+      refuse_field(pat + "." + k.key(), "is not a field of a tool_result block that this server supports");
+  const std::string id = block_string(part, "tool_use_id", pat);
+  std::string text = part.contains("content") && !part["content"].is_null()
+                         ? content_text(part["content"], pat + ".content", {"text"})
+                         : std::string();
+  if (auto e = part.find("is_error"); e != part.end() && !e->is_null()) {
+    if (!e->is_boolean()) refuse_field(pat + ".is_error", "must be true or false");
+    if (e->get<bool>()) text = "Error: " + text;
+  }
+  return tool_history_message("tool", text, {}, id, pat, syntax);
+}
+
+// A message's content blocks as chat messages: text (an assistant's thinking blocks become its
+// reasoning_content, what chat templates of reasoning models read), an assistant's tool_use
+// blocks its tool calls, a user's tool_result blocks tool messages before the user's text.
+void add_message(const json& m, const std::string& at, ToolSyntax syntax, ojson& messages) {
   if (!m.is_object()) refuse_field(at, "must be an object with 'role' and 'content'");
   for (auto k = m.begin(); k != m.end(); ++k)
     if (k.key() != "role" && k.key() != "content") refuse_field(at + "." + k.key(), "is not a field of a message");
@@ -31,21 +53,38 @@ ojson message_of(const json& m, const std::string& at) {
   if (role != "user" && role != "assistant") refuse_field(at + ".role", "must be user or assistant, not '" + role + "'");
   if (!m.contains("content")) refuse_field(at + ".content", "is required");
   std::string thinking;
+  std::vector<HistoryCall> calls;
+  ojson results = ojson::array();
   const std::string text = content_text(m["content"], at + ".content", {"text"}, [&](const json& part, const std::string& pat) {
     const std::string type = part["type"].get<std::string>();
     if (type == "thinking" && role == "assistant" && part.contains("thinking") && part["thinking"].is_string()) {
       thinking += part["thinking"].get<std::string>();
       return true;
     }
+    if (type == "tool_use" && role == "assistant") {
+      for (auto k = part.begin(); k != part.end(); ++k)
+        if (k.key() != "type" && k.key() != "id" && k.key() != "name" && k.key() != "input")
+          refuse_field(pat + "." + k.key(), "is not a field of a tool_use block");
+      if (!part.contains("input") || !part["input"].is_object()) refuse_field(pat + ".input", "must be an object");
+      calls.push_back({block_string(part, "id", pat), block_string(part, "name", pat), part["input"].dump()});
+      return true;
+    }
+    if (type == "tool_result" && role == "user") {
+      results.push_back(tool_result_message(part, pat, syntax));
+      return true;
+    }
     if (type == "tool_use" || type == "tool_result")
-      refuse_field(pat + ".type", "'" + type + "' blocks are not supported by this server yet (calling tools)");
+      refuse_field(pat + ".type", "'" + type + "' blocks belong to " + (type == "tool_use" ? "assistant" : "user") +
+                                      " messages");
     if (type == "image" || type == "document")
       refuse_field(pat + ".type", "'" + type + "' blocks are not supported: this server's models read text only");
     return false;
   });
-  ojson msg = chat_message(role, text);
+  for (auto& r : results) messages.push_back(std::move(r));
+  if (!results.empty() && text.empty()) return;  // the results were the whole message
+  ojson msg = tool_history_message(role, text, calls, "", at, syntax);
   if (!thinking.empty()) msg["reasoning_content"] = thinking;
-  return msg;
+  messages.push_back(std::move(msg));
 }
 
 }  // namespace
@@ -62,14 +101,14 @@ json anthropic_error(const ApiError& e) {
   return {{"type", "error"}, {"error", {{"type", type}, {"message", e.what()}}}};
 }
 
-MessagesRequest parse_messages_request(const json& body, const Model& model, const ChatPrompt& chat_prompt,
-                                       const RequestDefaults& defaults, bool count_only) {
+MessagesRequest parse_messages_request(const json& body, const std::string* raw_body, const Model& model,
+                                       const ChatPrompt& chat_prompt, const RequestDefaults& defaults, bool count_only) {
   if (count_only)
-    check_fields(body, {"model", "messages", "system"}, kMessagesRefused, "count_tokens");
+    check_fields(body, {"model", "messages", "system", "tools", "tool_choice"}, kMessagesRefused, "count_tokens");
   else
     check_fields(body,
                  {"model", "messages", "system", "max_tokens", "stop_sequences", "temperature", "top_p", "top_k",
-                  "stream", "metadata", "service_tier"},
+                  "stream", "metadata", "service_tier", "tools", "tool_choice"},
                  kMessagesRefused, kMessagesApi);
   if (auto m = body.find("model"); m != body.end() && !m->is_string()) refuse_field("model", "must be a string");
   if (auto v = body.find("metadata"); v != body.end() && !v->is_null()) {
@@ -99,31 +138,39 @@ MessagesRequest parse_messages_request(const json& body, const Model& model, con
   ojson messages = ojson::array();
   if (auto s = body.find("system"); s != body.end() && !s->is_null())
     messages.push_back(chat_message("system", content_text(*s, "system", {"text"})));
+  r.gen.tools = messages_tools(body, raw_body, chat_prompt.template_source());
+  const ToolSyntax syntax = tool_syntax_of_template(chat_prompt.template_source());
   auto m = body.find("messages");
   if (m == body.end() || !m->is_array() || m->empty()) refuse_field("messages", "must be a non-empty list of messages");
-  for (size_t i = 0; i < m->size(); ++i)
-    messages.push_back(message_of((*m)[i], "messages[" + std::to_string(i) + "]"));
+  for (size_t i = 0; i < m->size(); ++i) add_message((*m)[i], "messages[" + std::to_string(i) + "]", syntax, messages);
   // The assistant's last message is the start of its reply: rendered after the generation
   // prompt, and continued.
   std::string prefill;
   if (messages.back()["role"] == "assistant") {
+    if (messages.back().contains("tool_calls"))
+      refuse_field("messages[" + std::to_string(m->size() - 1) + "].content",
+                   "ends the conversation with tool_use blocks: send their tool_result blocks in a user message to "
+                   "continue it");
     prefill = messages.back()["content"].get<std::string>();
     messages.erase(messages.size() - 1);
   }
   try {
-    r.gen.prompt_text = chat_prompt.render(messages, /*add_generation_prompt=*/true) + prefill;
+    r.gen.prompt_text =
+        chat_prompt.render(messages, /*add_generation_prompt=*/true, tool_template_kwargs(r.gen.tools.get())) + prefill;
     r.gen.prompt = chat_prompt.tokenize(r.gen.prompt_text);
   } catch (const Error& e) {
     throw ApiError(400, e.what(), "messages");
   }
   if (r.gen.prompt.empty()) refuse_field("messages", "gives no tokens");
+  if (!count_only) force_tool_calls(r.gen, model, chat_prompt, defaults);
   return r;
 }
 
 // ---------------------------------------------------------------- the message and its events
 
-std::pair<std::string, json> MessagesFormat::stop_of(const GenerateResult& r) const {
+std::pair<std::string, json> MessagesFormat::stop_of(const GenerateResult& r, bool called) const {
   if (r.finish_reason != "stop") return {"max_tokens", nullptr};
+  if (called) return {"tool_use", nullptr};
   if (r.tokens.empty() || s_.tok->is_eog(r.tokens.back()) || s_.stop.empty()) return {"end_turn", nullptr};
   // A stop sequence ended it: the one the reply's tokens spell first where its text ends (a
   // little before, as decoding the ids at once may space the first token differently).
@@ -147,11 +194,21 @@ json MessagesFormat::usage(const GenerateResult* r) const {
           {"cache_creation_input_tokens", 0}};
 }
 
-json MessagesFormat::whole(const GenerateResult& r, const ReasoningSplit::Out& text) {
+// A call read from the reply as a tool_use block (its arguments parsed: the parser gives JSON).
+static json tool_use_block(const json& call, bool with_input) {
+  json input = json::object();
+  if (with_input) input = json::parse(call["function"]["arguments"].get<std::string>(), nullptr, false);
+  if (!input.is_object()) input = json::object();
+  return {{"type", "tool_use"}, {"id", call["id"]}, {"name", call["function"]["name"]}, {"input", input}};
+}
+
+json MessagesFormat::whole(const GenerateResult& r, const ReasoningSplit::Out& text, const json& calls) {
   json content = json::array();
   if (!text.reasoning.empty()) content.push_back({{"type", "thinking"}, {"thinking", text.reasoning}, {"signature", ""}});
-  content.push_back({{"type", "text"}, {"text", text.content}});
-  const auto [reason, sequence] = stop_of(r);
+  // A reply that only calls has no text block.
+  if (!text.content.empty() || calls.empty()) content.push_back({{"type", "text"}, {"text", text.content}});
+  for (const json& call : calls) content.push_back(tool_use_block(call, true));
+  const auto [reason, sequence] = stop_of(r, !calls.empty());
   return {{"id", s_.id},           {"type", "message"},         {"role", "assistant"},
           {"model", s_.model},     {"content", content},        {"stop_reason", reason},
           {"stop_sequence", sequence}, {"usage", usage(&r)}};
@@ -187,7 +244,22 @@ std::string MessagesFormat::stream_begin() {
   return named_sse_event("message_start", {{"type", "message_start"}, {"message", message}});
 }
 
-std::string MessagesFormat::stream_piece(const ReasoningSplit::Out& piece) {
+// A call comes whole from the reader: its block opens with an empty input, which comes as one
+// input_json_delta.
+std::string MessagesFormat::stream_call(const json& call) {
+  std::string out = open_ ? close_block() : "";
+  called_ = true;
+  const int index = blocks_++;
+  out += named_sse_event("content_block_start",
+                         {{"type", "content_block_start"}, {"index", index}, {"content_block", tool_use_block(call, false)}});
+  out += named_sse_event("content_block_delta",
+                         {{"type", "content_block_delta"},
+                          {"index", index},
+                          {"delta", {{"type", "input_json_delta"}, {"partial_json", call["function"]["arguments"]}}}});
+  return out + named_sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", index}});
+}
+
+std::string MessagesFormat::stream_piece(const ReasoningSplit::Out& piece, const json& calls) {
   std::string out;
   auto add = [&](bool thinking, const std::string& delta) {
     if (delta.empty()) return;
@@ -197,15 +269,16 @@ std::string MessagesFormat::stream_piece(const ReasoningSplit::Out& piece) {
   };
   add(true, piece.reasoning);
   add(false, piece.content);
+  for (const json& call : calls) out += stream_call(call);
   return out;
 }
 
 std::string MessagesFormat::stream_end(const GenerateResult& r, const ReasoningSplit::Out& text) {
   (void)text;
   std::string out;
-  if (!text_seen_) out += open_block(false);  // the answer is a text block, if empty
+  if (!text_seen_ && !called_) out += open_block(false);  // the answer is a text block, if empty
   if (open_) out += close_block();
-  const auto [reason, sequence] = stop_of(r);
+  const auto [reason, sequence] = stop_of(r, called_);
   out += named_sse_event("message_delta", {{"type", "message_delta"},
                                            {"delta", {{"stop_reason", reason}, {"stop_sequence", sequence}}},
                                            {"usage", {{"output_tokens", r.stats.generated_tokens}}}});

@@ -17,7 +17,7 @@ http::Reply Server::handle_messages(http::Request& req, const http::Wake& wake, 
   try {
     if (stopping_) throw ApiError(503, "the server is shutting down");
     const nlohmann::json body = parse_request_body(req.body);
-    parsed = parse_messages_request(body, *model_, chat_prompt_, options_.defaults, count_only);
+    parsed = parse_messages_request(body, &req.body, *model_, chat_prompt_, options_.defaults, count_only);
     req.body.clear();
     req.body.shrink_to_fit();
     if (count_only) {

@@ -72,7 +72,8 @@ constexpr KnownField kKnownFields[] = {
     {"kv_policy", kEveryEndpoint},
     {"stats", kEveryEndpoint},  // "auto" only: statistics measured from the request's own queries
     {"kv_recall", kEveryEndpoint},  // the cold tier and recall (the server's quota and cold cap)
-    // Tool calls (server/tool_fields.h): chat only, through the model's template.
+    // Tool calls (server/tool_fields.h): chat, through the model's template (the Responses and
+    // Messages APIs read theirs into the same fields: server/api_tools.h).
     {"tools", kChatField},
     {"tool_choice", kChatField},
     {"parallel_tool_calls", kChatField},

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "server/api_error.h"
 #include "server/api_fields.h"
+#include "server/api_tools.h"
 
 namespace triattn::server {
 
@@ -28,12 +29,6 @@ void check_default_only(const json& body) {
     auto it = body.find(name);
     return it == body.end() || it->is_null() ? nullptr : &*it;
   };
-  if (const json* v = at("tools"); v && !(v->is_array() && v->empty()))
-    refuse_field("tools", "(calling tools) is not supported by this server yet (leave it out)");
-  if (const json* v = at("tool_choice"); v && !(v->is_string() && (*v == "none" || *v == "auto")))
-    refuse_field("tool_choice", "can only be \"auto\" or \"none\": this server calls no tools");
-  if (const json* v = at("parallel_tool_calls"); v && !v->is_boolean())
-    refuse_field("parallel_tool_calls", "must be true or false");
   if (const json* v = at("truncation"); v && *v != "disabled")
     refuse_field("truncation", "can only be \"disabled\" (a prompt past the context is refused, not truncated)");
   if (const json* v = at("reasoning")) {
@@ -97,47 +92,84 @@ void translate_text_format(const json& body, const std::string& raw_body, json& 
   }
 }
 
-// One message item of `input` (or a plain {role, content} object) as a chat message.
-ojson input_message(const json& item, const std::string& at) {
+// One turn of the conversation as the chat template takes it (tool_history_message).
+struct InputTurn {
+  std::string role, content, tool_call_id, at;
+  std::vector<HistoryCall> calls;
+};
+
+std::string input_string(const json& item, const std::string& key, const std::string& at) {
+  if (!item.contains(key) || !item[key].is_string()) refuse_field(at + "." + key, "must be a string");
+  return item[key].get<std::string>();
+}
+
+void check_item_keys(const json& item, const std::string& at, const std::vector<std::string>& keys, const std::string& type) {
+  for (auto k = item.begin(); k != item.end(); ++k) {
+    bool known = k.key() == "type" || k.key() == "id" || k.key() == "status";
+    for (const std::string& name : keys) known = known || name == k.key();
+    if (!known) refuse_field(at + "." + k.key(), "is not a field of a " + type + " item");
+  }
+}
+
+// One item of `input` (or a plain {role, content} object) added to the turns: a message, a
+// function call (joined to the assistant turn it follows) or a function call's output.
+void add_input_item(const json& item, const std::string& at, std::vector<InputTurn>& turns) {
   if (!item.is_object()) refuse_field(at, "must be an object (a message item)");
   const std::string type = item.contains("type") && item["type"].is_string() ? item["type"].get<std::string>() : "message";
-  if (type == "function_call" || type == "function_call_output")
-    refuse_field(at + ".type", "'" + type + "' items are not supported by this server yet (calling tools)");
+  if (type == "function_call") {
+    check_item_keys(item, at, {"call_id", "name", "arguments"}, type);
+    HistoryCall call{input_string(item, "call_id", at), input_string(item, "name", at), input_string(item, "arguments", at)};
+    if (!json::parse(call.arguments, nullptr, false).is_object())
+      refuse_field(at + ".arguments", "must be a JSON object, as a string");
+    if (turns.empty() || turns.back().role != "assistant") turns.push_back({"assistant", "", "", at, {}});
+    turns.back().calls.push_back(std::move(call));
+    return;
+  }
+  if (type == "function_call_output") {
+    check_item_keys(item, at, {"call_id", "output"}, type);
+    const std::string id = input_string(item, "call_id", at);
+    if (!item.contains("output")) refuse_field(at + ".output", "is required");
+    turns.push_back({"tool", content_text(item["output"], at + ".output", {"input_text", "output_text"}), id, at, {}});
+    return;
+  }
   if (type == "reasoning")
     refuse_field(at + ".type", "'reasoning' items are not taken as input: continue a stored response with "
                                "previous_response_id to keep its reasoning");
-  if (type != "message") refuse_field(at + ".type", "'" + type + "' items are not supported (message items are)");
-  for (auto k = item.begin(); k != item.end(); ++k)
-    if (k.key() != "type" && k.key() != "role" && k.key() != "content" && k.key() != "id" && k.key() != "status")
-      refuse_field(at + "." + k.key(), "is not a field of a message item");
+  if (type != "message")
+    refuse_field(at + ".type", "'" + type + "' items are not supported (message, function_call and "
+                               "function_call_output items are)");
+  check_item_keys(item, at, {"role", "content"}, "message");
   if (!item.contains("role") || !item["role"].is_string()) refuse_field(at + ".role", "must be a string");
   std::string role = item["role"].get<std::string>();
   if (role != "user" && role != "system" && role != "developer" && role != "assistant")
     refuse_field(at + ".role", "must be user, system, developer or assistant, not '" + role + "'");
   if (role == "developer") role = "system";  // what chat templates call it
   if (!item.contains("content")) refuse_field(at + ".content", "is required");
-  return chat_message(role, content_text(item["content"], at + ".content", {"input_text", "output_text"}));
+  turns.push_back({role, content_text(item["content"], at + ".content", {"input_text", "output_text"}), "", at, {}});
 }
 
-ojson input_messages(const json& body) {
-  ojson messages = ojson::array();
+ojson input_messages(const json& body, ToolSyntax syntax) {
+  std::vector<InputTurn> turns;
   if (auto it = body.find("instructions"); it != body.end() && it->is_string())
-    messages.push_back(chat_message("system", it->get<std::string>()));
+    turns.push_back({"system", it->get<std::string>(), "", "instructions", {}});
   auto in = body.find("input");
   if (in == body.end() || in->is_null()) refuse_field("input", "is required");
   if (in->is_string()) {
-    messages.push_back(chat_message("user", in->get<std::string>()));
+    turns.push_back({"user", in->get<std::string>(), "", "input", {}});
   } else if (in->is_array() && !in->empty()) {
-    for (size_t i = 0; i < in->size(); ++i) messages.push_back(input_message((*in)[i], "input[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < in->size(); ++i) add_input_item((*in)[i], "input[" + std::to_string(i) + "]", turns);
   } else {
-    refuse_field("input", "must be a string or a non-empty list of message items");
+    refuse_field("input", "must be a string or a non-empty list of items");
   }
+  ojson messages = ojson::array();
+  for (const InputTurn& t : turns)
+    messages.push_back(tool_history_message(t.role, t.content, t.calls, t.tool_call_id, t.at, syntax));
   return messages;
 }
 
 }  // namespace
 
-std::string continuation_after_reply(const ChatPrompt& chat_prompt, const ojson& messages) {
+std::string continuation_after_reply(const ChatPrompt& chat_prompt, const ojson& messages, const ojson& kwargs) {
   // The conversation before is stood in for by marker turns: what follows the marker reply
   // is what the template writes after any finished reply.
   static const std::string kTurn = "TRIATTN_EARLIER_TURN", kReply = "TRIATTN_EARLIER_REPLY";
@@ -145,7 +177,7 @@ std::string continuation_after_reply(const ChatPrompt& chat_prompt, const ojson&
   for (const auto& m : messages) all.push_back(m);
   std::string text;
   try {
-    text = chat_prompt.render(all, /*add_generation_prompt=*/true);
+    text = chat_prompt.render(all, /*add_generation_prompt=*/true, kwargs);
   } catch (const Error& e) {
     throw ApiError(400, e.what(), "input");
   }
@@ -184,26 +216,31 @@ ResponsesRequest parse_responses_request(const json& body, const std::string& ra
   if (auto p = body.find("previous_response_id"); p != body.end() && p->is_string())
     r.previous_response_id = p->get<std::string>();
 
-  const ojson messages = input_messages(body);
+  r.gen.tools = responses_tools(body, &raw_body, chat_prompt.template_source());
+  const ojson messages = input_messages(body, tool_syntax_of_template(chat_prompt.template_source()));
+  const ojson kwargs = tool_template_kwargs(r.gen.tools.get());
   if (!r.previous_response_id.empty()) {
     const auto prev = store.find(r.previous_response_id);
     if (!prev)
       throw ApiError(400, "no stored response '" + r.previous_response_id + "' (never stored, sent with store: false, "
                           "deleted, or forgotten as the oldest)",
                      "previous_response_id");
-    r.gen.prompt_text = continuation_after_reply(chat_prompt, messages);
+    r.gen.prompt_text = continuation_after_reply(chat_prompt, messages, kwargs);
     r.gen.prompt = prev->tokens;
     const std::vector<int32_t> next = chat_prompt.tokenize_continuation(r.gen.prompt_text);
     r.gen.prompt.insert(r.gen.prompt.end(), next.begin(), next.end());
   } else {
     try {
-      r.gen.prompt_text = chat_prompt.render(messages, /*add_generation_prompt=*/true);
+      r.gen.prompt_text = chat_prompt.render(messages, /*add_generation_prompt=*/true, kwargs);
       r.gen.prompt = chat_prompt.tokenize(r.gen.prompt_text);
     } catch (const Error& e) {
       throw ApiError(400, e.what(), "input");
     }
   }
   if (r.gen.prompt.empty()) refuse_field("input", "gives no tokens");
+  if (r.gen.tools && r.gen.tools->forces_calls() && r.gen.options.grammar)
+    refuse_field("tool_choice", "forces a call, which cannot be combined with 'text.format' (send one of them)");
+  force_tool_calls(r.gen, model, chat_prompt, defaults);  // its errors name tools or tool_choice
 
   auto given = [&](const char* name, json fallback) {
     auto it = body.find(name);
@@ -219,7 +256,7 @@ ResponsesRequest parse_responses_request(const json& body, const std::string& ra
             {"text", {{"format", given("text", json::object()).value("format", json{{"type", "text"}})}}},
             {"metadata", given("metadata", json::object())},
             {"user", given("user", nullptr)},
-            {"tools", json::array()},
+            {"tools", given("tools", json::array())},
             {"tool_choice", given("tool_choice", "auto")},
             {"parallel_tool_calls", given("parallel_tool_calls", true)},
             {"truncation", "disabled"},
@@ -240,6 +277,13 @@ json ResponsesFormat::object(const std::string& status, const json& output) cons
 
 json ResponsesFormat::item_json(const Item& it, const std::string& status) const {
   const bool done = status != "in_progress";
+  if (!it.call.is_null())
+    return {{"type", "function_call"},
+            {"id", it.id},
+            {"call_id", it.call["id"]},
+            {"name", it.call["function"]["name"]},
+            {"arguments", done ? it.call["function"]["arguments"] : json("")},
+            {"status", status}};
   if (it.reasoning) {
     json content = json::array();
     if (done) content.push_back({{"type", "reasoning_text"}, {"text", it.text}});
@@ -285,15 +329,21 @@ json ResponsesFormat::finished(const GenerateResult& r, const std::vector<Item>&
   return o;
 }
 
-std::string ResponsesFormat::item_id(bool reasoning, size_t index) const {
+std::string ResponsesFormat::item_id(const std::string& prefix, size_t index) const {
   // The response's own suffix ("resp_" dropped) and the item's place in the output.
-  return (reasoning ? "rs_" : "msg_") + s_.id.substr(5) + "_" + std::to_string(index);
+  return prefix + s_.id.substr(5) + "_" + std::to_string(index);
 }
 
-json ResponsesFormat::whole(const GenerateResult& r, const ReasoningSplit::Out& text) {
+ResponsesFormat::Item ResponsesFormat::call_item(const json& call, size_t index) const {
+  return {false, item_id("fc_", index), "", call};
+}
+
+json ResponsesFormat::whole(const GenerateResult& r, const ReasoningSplit::Out& text, const json& calls) {
   std::vector<Item> items;
-  if (!text.reasoning.empty()) items.push_back({true, item_id(true, 0), text.reasoning});
-  items.push_back({false, item_id(false, items.size()), text.content});
+  if (!text.reasoning.empty()) items.push_back({true, item_id("rs_", 0), text.reasoning});
+  // A reply that only calls has no message.
+  if (!text.content.empty() || calls.empty()) items.push_back({false, item_id("msg_", items.size()), text.content});
+  for (const json& call : calls) items.push_back(call_item(call, items.size()));
   return finished(r, items, text);
 }
 
@@ -305,7 +355,7 @@ std::string ResponsesFormat::event(const std::string& type, json data) {
 
 std::string ResponsesFormat::open_item(bool reasoning) {
   std::string out = open_ ? close_item() : "";
-  items_.push_back({reasoning, item_id(reasoning, items_.size()), ""});
+  items_.push_back({reasoning, item_id(reasoning ? "rs_" : "msg_", items_.size()), ""});
   open_ = true;
   const Item& it = items_.back();
   const int64_t index = static_cast<int64_t>(items_.size()) - 1;
@@ -340,13 +390,27 @@ std::string ResponsesFormat::close_item() {
   return out;
 }
 
+// A call comes whole from the reader: its item opens, its arguments come as one delta, and it closes.
+std::string ResponsesFormat::stream_call(const json& call) {
+  std::string out = open_ ? close_item() : "";
+  items_.push_back(call_item(call, items_.size()));
+  const Item& it = items_.back();
+  const int64_t index = static_cast<int64_t>(items_.size()) - 1;
+  const json args = call["function"]["arguments"];
+  out += event("response.output_item.added", {{"output_index", index}, {"item", item_json(it, "in_progress")}});
+  out += event("response.function_call_arguments.delta", {{"item_id", it.id}, {"output_index", index}, {"delta", args}});
+  out += event("response.function_call_arguments.done",
+               {{"item_id", it.id}, {"output_index", index}, {"name", call["function"]["name"]}, {"arguments", args}});
+  return out + event("response.output_item.done", {{"output_index", index}, {"item", item_json(it, "completed")}});
+}
+
 std::string ResponsesFormat::stream_begin() {
   const json o = object("in_progress", json::array());
   std::string out = event("response.created", {{"response", o}});  // numbered in this order
   return out + event("response.in_progress", {{"response", o}});
 }
 
-std::string ResponsesFormat::stream_piece(const ReasoningSplit::Out& piece) {
+std::string ResponsesFormat::stream_piece(const ReasoningSplit::Out& piece, const json& calls) {
   std::string out;
   auto add = [&](bool reasoning, const std::string& delta) {
     if (delta.empty()) return;
@@ -361,13 +425,15 @@ std::string ResponsesFormat::stream_piece(const ReasoningSplit::Out& piece) {
   };
   add(true, piece.reasoning);
   add(false, piece.content);
+  for (const json& call : calls) out += stream_call(call);
   return out;
 }
 
 std::string ResponsesFormat::stream_end(const GenerateResult& r, const ReasoningSplit::Out& text) {
   std::string out;
+  // An empty answer is still a message, unless the reply called.
   const bool has_message = std::any_of(items_.begin(), items_.end(), [](const Item& i) { return !i.reasoning; });
-  if (!has_message) out += open_item(false);  // an empty answer is still a message
+  if (!has_message) out += open_item(false);
   if (open_) out += close_item();
   const json o = finished(r, items_, text);
   return out + event(o["status"] == "incomplete" ? "response.incomplete" : "response.completed", {{"response", o}});

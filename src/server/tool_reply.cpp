@@ -42,4 +42,32 @@ json ToolCallReader::stream_deltas(const json& call) {
                       {{"index", call["index"]}, {"function", {{"arguments", call["function"]["arguments"]}}}}});
 }
 
+ReplyReader::ReplyReader(bool split_reasoning, bool opens_reasoning, const ToolRequest* tools)
+    : split_(split_reasoning, opens_reasoning) {
+  if (tools && tools->reads_calls()) tools_ = std::make_unique<ToolCallReader>(*tools);
+}
+
+ReplyReader::Out ReplyReader::push(const std::string& piece, bool last) {
+  Out out;
+  auto read_calls = [&](const std::string& text) {
+    ToolCallReader::Out x = tools_->push(text);
+    if (last) {
+      ToolCallReader::Out y = tools_->finish();
+      x.text += y.text;
+      for (json& call : y.calls) x.calls.push_back(std::move(call));
+    }
+    for (json& call : x.calls) out.calls.push_back(std::move(call));
+    return x.text;
+  };
+  const std::string raw = tools_ && tools_->before_split() ? read_calls(piece) : piece;
+  out.text = split_.push(raw);
+  if (last) {
+    const ReasoningSplit::Out rest = split_.flush();
+    out.text.reasoning += rest.reasoning;
+    out.text.content += rest.content;
+  }
+  if (tools_ && !tools_->before_split()) out.text.content = read_calls(out.text.content);
+  return out;
+}
+
 }  // namespace triattn::server

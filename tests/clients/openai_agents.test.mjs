@@ -1,6 +1,7 @@
 // An agent's use of triattn serve through the official `openai` npm package: structured
-// output with chat.completions.parse(), the SDK's tool runner (runTools), and streamed tool
-// calls. Two random-output models, at temperature 1 over several seeds, so that every valid
+// output with chat.completions.parse(), the SDK's tool runner (runTools), streamed tool
+// calls, and function tools through the Responses API (responses.create(), plain and
+// streamed). Two random-output models, at temperature 1 over several seeds, so that every valid
 // reply is the constraint's doing: bytelm-2k (a byte vocabulary) with Qwen3's template, and a
 // random-weight `make-model` model with Llama 3.1's template. Run by CTest with TRIATTN_BINARY
 // and TRIATTN_SHARED_DIR set.
@@ -17,6 +18,7 @@ const templates = `${shared}/chat-templates`;
 const work = mkdtempSync(join(tmpdir(), "triattn-agents-"));
 const servers = [];
 let qwen, llama;  // clients
+let qwenNoThink;  // Qwen3's template with --no-think (the Responses API takes no chat_template_kwargs)
 
 const person = {
   type: "object",
@@ -65,6 +67,8 @@ before(async () => {
   for (const [args, set] of [
     [["-m", `${shared}/models/bytelm-2k`, "--chat-template", `${templates}/Qwen-Qwen3-0.6B.jinja`], (c) => (qwen = c)],
     [["-m", m, "--chat-template", `${templates}/meta-llama-Llama-3.1-8B-Instruct.jinja`], (c) => (llama = c)],
+    [["-m", `${shared}/models/bytelm-2k`, "--chat-template", `${templates}/Qwen-Qwen3-0.6B.jinja`, "--no-think"],
+      (c) => (qwenNoThink = c)],
   ]) {
     const { server, url } = await startServer(args);
     servers.push(server);
@@ -173,4 +177,52 @@ test("streamed tool calls: delta.tool_calls reassemble to the whole reply's call
     assert.deepEqual(JSON.parse(args), JSON.parse(expected.function.arguments));
     checkWeatherArgs(JSON.parse(args));
   }
+});
+
+test("responses.create() with a forced function tool: the SDK reads the function_call item, plain and streamed", async () => {
+  for (const [name, client] of [["qwen3", qwenNoThink], ["llama3.1", llama]])
+    for (const seed of [1, 2]) {
+      const body = {
+        model: "m",
+        input: "Weather in Oslo?",
+        temperature: 1,
+        seed,
+        max_output_tokens: 300,
+        tools: [{ type: "function", name: "get_weather", description: "Weather in a city", parameters: weatherParameters, strict: true }],
+        tool_choice: { type: "function", name: "get_weather" },
+        parallel_tool_calls: false,
+      };
+      const r = await client.responses.create(body);
+      assert.equal(r.status, "completed", `${name} seed ${seed}`);
+      const calls = r.output.filter((item) => item.type === "function_call");
+      assert.equal(calls.length, 1, JSON.stringify(r.output));
+      assert.equal(calls[0].name, "get_weather");
+      assert.ok(calls[0].call_id.length > 0);
+      checkWeatherArgs(JSON.parse(calls[0].arguments));
+
+      const stream = await client.responses.create({ ...body, stream: true });
+      let args = "", added = null, done = null, completed = null;
+      for await (const event of stream) {
+        if (event.type === "response.output_item.added") added = event.item;
+        if (event.type === "response.function_call_arguments.delta") args += event.delta;
+        if (event.type === "response.output_item.done") done = event.item;
+        if (event.type === "response.completed") completed = event.response;
+      }
+      assert.equal(added.type, "function_call");
+      assert.equal(added.name, "get_weather");
+      assert.equal(done.arguments, args);
+      assert.equal(args, calls[0].arguments, `${name} seed ${seed}: the same seed makes the same call`);
+      assert.deepEqual(completed.output.map((item) => item.type), ["function_call"]);
+
+      // The call's output continues the stored response.
+      const next = await client.responses.create({
+        model: "m",
+        previous_response_id: r.id,
+        input: [{ type: "function_call_output", call_id: calls[0].call_id, output: "sunny" }],
+        max_output_tokens: 4,
+        temperature: 0,
+      });
+      assert.equal(next.previous_response_id, r.id);
+      assert.ok(next.usage.input_tokens_details.cached_tokens > 0, "the kept sequence continues");
+    }
 });

@@ -146,7 +146,7 @@ test("a conversation's next turn continues the kept cache (cached_tokens)", asyn
   assert.equal(b.usage.prompt_tokens_details.cached_tokens, 4, "the kept sequence held the first prompt");
 });
 
-test("responses: plain, streamed (events add up to the text), continued, text.format, tools refused", async () => {
+test("responses: plain, streamed (events add up to the text), continued, text.format, tools refused for a template without calls", async () => {
   const plain = await client.responses.create({ model: "m", input: "Tell me a story", max_output_tokens: 20, temperature: 0 });
   assert.equal(plain.object, "response");
   assert.equal(plain.status, "incomplete");

@@ -12,6 +12,8 @@
 #include "model/maker.h"
 #include "server/api_error.h"
 #include "server/completion_request.h"
+#include "server/messages_api.h"
+#include "server/responses_api.h"
 #include "server/tool_fields.h"
 
 namespace triattn::server {
@@ -232,6 +234,48 @@ class RequestFieldsTest : public ::testing::Test {
 TEST_F(RequestFieldsTest, EveryChatFieldIsHonouredOrRefusedByName) { audit(audit_chat_fields(), true); }
 
 TEST_F(RequestFieldsTest, EveryCompletionsFieldIsHonouredOrRefusedByName) { audit(audit_completion_fields(), false); }
+
+// The tool fields of the Responses and Messages APIs, in their own shapes, are honoured too:
+// each non-default value changes the parsed request as chat's does.
+TEST_F(RequestFieldsTest, ResponsesAndMessagesToolFieldsAreHonoured) {
+  const ResponseStore store(4);
+  auto responses = [&](const json& body) {
+    return audit_summary(parse_responses_request(body, body.dump(), *model_, *chat_prompt_, RequestDefaults{}, store).gen);
+  };
+  auto messages = [&](const json& body) {
+    const std::string raw = body.dump();
+    return audit_summary(parse_messages_request(body, &raw, *model_, *chat_prompt_, RequestDefaults{}, false).gen);
+  };
+  const json r_tools = json::array({{{"type", "function"}, {"name", "f"}, {"parameters", {{"type", "object"}}}}});
+  const json m_tools = json::array({{{"name", "f"}, {"input_schema", {{"type", "object"}}}}});
+  const json r_base = {{"input", "hello"}, {"seed", 7}};
+  const json m_base = {{"messages", json::array({{{"role", "user"}, {"content", "hello"}}})}, {"max_tokens", 4}};
+  // field, value, the fields both bodies carry
+  const std::vector<std::tuple<std::string, json, json>> r_fields = {
+      {"tools", r_tools, json::object()},
+      {"tool_choice", "none", {{"tools", r_tools}}},
+      {"parallel_tool_calls", false, {{"tools", r_tools}}}};
+  for (const auto& [name, value, also] : r_fields) {
+    SCOPED_TRACE("responses " + name);
+    json without = r_base, with = r_base;
+    without.update(also);
+    with.update(also);
+    with[name] = value;
+    EXPECT_NE(responses(with), responses(without));
+  }
+  const std::vector<std::tuple<std::string, json, json>> m_fields = {
+      {"tools", m_tools, json::object()},
+      {"tool_choice", {{"type", "none"}}, {{"tools", m_tools}}},
+      {"tool_choice", {{"type", "auto"}, {"disable_parallel_tool_use", true}}, {{"tools", m_tools}}}};
+  for (const auto& [name, value, also] : m_fields) {
+    SCOPED_TRACE("messages " + name + " " + value.dump());
+    json without = m_base, with = m_base;
+    without.update(also);
+    with.update(also);
+    with[name] = value;
+    EXPECT_NE(messages(with), messages(without));
+  }
+}
 
 TEST_F(RequestFieldsTest, UnknownFieldsAndOtherEndpointsFieldsAreRefusedByName) {
   const std::vector<std::pair<bool, std::string>> unknown = {

@@ -157,7 +157,9 @@ TEST_F(ServerTest, MessagesErrorsHaveAnthropicsShape) {
   };
   const json user = messages_user("hi");
   EXPECT_NE(error_of("/v1/messages", {{"messages", user}}).find("'max_tokens' is required"), std::string::npos);
-  EXPECT_NE(error_of("/v1/messages", {{"messages", user}, {"max_tokens", 4}, {"tools", json::array()}}).find("'tools'"),
+  // This model's template shows no tool calls: tools are refused for it.
+  const json tools = json::array({{{"name", "f"}, {"input_schema", {{"type", "object"}}}}});
+  EXPECT_NE(error_of("/v1/messages", {{"messages", user}, {"max_tokens", 4}, {"tools", tools}}).find("'tools'"),
             std::string::npos);
   EXPECT_NE(error_of("/v1/messages", {{"messages", user}, {"max_tokens", 4}, {"frobnicate", 1}}).find("'frobnicate'"),
             std::string::npos);
@@ -167,9 +169,10 @@ TEST_F(ServerTest, MessagesErrorsHaveAnthropicsShape) {
                                    {"content", json::array({{{"type", "image"}, {"source", json::object()}}})}}});
   EXPECT_NE(error_of("/v1/messages", {{"messages", image}, {"max_tokens", 4}}).find("'messages[0].content[0].type'"),
             std::string::npos);
-  const json tool = json::array({{{"role", "user"},
-                                  {"content", json::array({{{"type", "tool_result"}, {"tool_use_id", "t"}}})}}});
-  EXPECT_NE(error_of("/v1/messages", {{"messages", tool}, {"max_tokens", 4}}).find("tool_result"), std::string::npos);
+  const json tool = json::array({user[0], {{"role", "assistant"},
+                                          {"content", json::array({{{"type", "tool_result"}, {"tool_use_id", "t"}}})}}});
+  EXPECT_NE(error_of("/v1/messages", {{"messages", tool}, {"max_tokens", 4}}).find("'messages[1].content[0].type'"),
+            std::string::npos);
   EXPECT_NE(error_of("/v1/messages/count_tokens", {{"messages", user}, {"max_tokens", 4}}).find("'max_tokens'"),
             std::string::npos);
   // The key as Anthropic's clients send it.
