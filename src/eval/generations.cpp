@@ -108,7 +108,7 @@ class ConversationRunner {
       return;
     }
     if (on_done_) on_done_(i);
-    if (next_ < jobs_.size()) submit(next_++, 0);
+    if (next_ < jobs_.size() && !error_) submit(next_++, 0);  // after an error, only what runs finishes
   }
 
   const Model& model_;

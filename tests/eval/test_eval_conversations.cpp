@@ -1,13 +1,15 @@
 // eval/generations.h with conversations: a job's second turn continues the sequence its
 // first ended on (every token of the first turn's prompt and reply continued, none fed
 // again), and gives what one generation of the whole conversation gives alone; jobs without
-// later turns run beside them unchanged, more jobs than run at once included.
+// later turns run beside them unchanged, more jobs than run at once included; a job refused
+// when its turn comes fails the run.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <vector>
 
 #include "common/shared_files.h"
+#include "core/error.h"
 #include "core/thread_pool.h"
 #include "eval/generations.h"
 
@@ -63,6 +65,31 @@ TEST(EvalConversations, SecondTurnContinuesTheFirstTurnsSequence) {
   const auto last = run_generations(*model, forward, jobs, 3);
   ASSERT_EQ(last.size(), jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) EXPECT_EQ(last[i].tokens, out[i].back().tokens) << i;
+}
+
+// A job refused when its turn comes (its prompt is past the context) fails the run with the
+// scheduler's reason, though the jobs before it were already running.
+TEST(EvalConversations, ALaterJobRefusedFailsTheRun) {
+  const std::shared_ptr<const Model> model = Model::load(test::shared_path("models/stories260k/stories260K.bin"));
+  const Tokenizer& tok = model->tokenizer();
+  const PolicyFactory full(*model, KvSettings{});
+  ASSERT_GT(full.context_limit(), 0);
+  ThreadPool pool(1);
+  Forward forward(*model, &pool);
+  std::vector<GenerationJob> jobs(5);
+  for (GenerationJob& j : jobs) {
+    j.policies = &full;
+    j.prompt = tok.encode("Once upon a time", tok.add_bos_default());
+    j.options.n_predict = 2;
+    j.sampling.temperature = 0;
+  }
+  jobs[3].prompt.resize(static_cast<size_t>(full.context_limit()) + 1, jobs[3].prompt.back());
+  try {
+    run_conversations(*model, forward, jobs, 2);
+    ADD_FAILURE() << "a prompt past the context ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the context"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
