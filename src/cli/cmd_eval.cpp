@@ -54,7 +54,8 @@ void add_common(CLI::App& app, Common& c, bool model_required) {
   std::string names;
   for (const PolicyInfo& p : kv_policy_list()) names += (names.empty() ? "" : ", ") + p.name;
   app.add_option("--policies", c.policies,
-                 "comma-separated KV policies (" + names + ") or all; full attention always runs as the reference. "
+                 "comma-separated KV policies (" + names + ") or all (none with recall); NAME+recall: the evicting "
+                 "policy NAME with the cold tier and query-aware recall. Full attention always runs as the reference. "
                  "Default all: policies that need --stats are skipped when it is not given")
       ->capture_default_str();
   app.add_option("--budgets", c.budgets, "comma-separated budgets B (tokens per layer and KV head)")->delimiter(',');
@@ -91,16 +92,15 @@ void finish_shared_knobs(const CLI::App& app, Common& c) {
 std::vector<EvalConfig> finish_common(const CLI::App& app, Common& c) {
   finish_shared_knobs(app, c);
   if (c.kv.prefill_chunk < 1) fail("--prefill-chunk must be at least 1");
-  std::vector<std::string> names = parse_policies(c.policies);
+  std::vector<PolicyChoice> names = parse_policies(c.policies);
   // A model that carries its statistics (calibrate --into) runs them without --stats.
   if (app.count("--policies") == 0 && c.kv.stats_path.empty() &&
       (c.model_path.empty() || !find_embedded_stats(c.model_path))) {
-    std::vector<std::string> kept;
-    for (const std::string& n : names) {
-      const auto& list = kv_policy_list();
-      const auto it = std::find_if(list.begin(), list.end(), [&](const PolicyInfo& p) { return p.name == n; });
-      if (it != list.end() && it->needs_stats) {
-        std::cerr << "eval: skipping policy '" << n << "' (it needs --stats from `triattn calibrate`)\n";
+    std::vector<PolicyChoice> kept;
+    for (const PolicyChoice& n : names) {
+      const PolicyInfo* p = find_kv_policy(n.name);
+      if (p && p->needs_stats) {
+        std::cerr << "eval: skipping policy '" << n.label() << "' (it needs --stats from `triattn calibrate`)\n";
         continue;
       }
       kept.push_back(n);
@@ -108,15 +108,15 @@ std::vector<EvalConfig> finish_common(const CLI::App& app, Common& c) {
     names = kept;
   }
   if (app.count("--policies") == 0 && c.kv.stats_path == kStatsAuto)
-    std::erase_if(names, [](const std::string& n) {
-      const PolicyInfo* p = find_kv_policy(n);
+    std::erase_if(names, [](const PolicyChoice& n) {
+      const PolicyInfo* p = find_kv_policy(n.name);
       const bool skip = p && p->needs_stats && !p->online_stats;
-      if (skip) std::cerr << "eval: skipping policy '" << n << "' (--stats auto: it needs a statistics file)\n";
+      if (skip) std::cerr << "eval: skipping policy '" << n.label() << "' (--stats auto: it needs a statistics file)\n";
       return skip;
     });
   if (c.kv.stats_path == kStatsAuto &&
-      std::none_of(names.begin(), names.end(), [](const std::string& n) {
-        const PolicyInfo* p = find_kv_policy(n);
+      std::none_of(names.begin(), names.end(), [](const PolicyChoice& n) {
+        const PolicyInfo* p = find_kv_policy(n.name);
         return p && p->online_stats;
       }))
     fail("--stats auto: none of the policies (", c.policies, ") measures statistics itself; auto is for ",
@@ -217,15 +217,33 @@ int eval_needle(const std::vector<std::string>& args) {
   add_common(app, c, true);
   app.add_option("--data", data, "JSONL: {\"text\": prompt, \"answer\": string} per line")->required();
   app.add_option("--limit", limit, "use only the first N items (0 = all)")->capture_default_str();
+  NeedleTurns turns;
+  app.add_option("--turns", turns.turns,
+                 "1: the prompt whole; 2: the document (up to its last line break), then the question (the last "
+                 "line) as a second turn of the same sequence")
+      ->capture_default_str();
+  app.add_option("--gen", turns.gen, "with --turns 2: tokens generated greedily after the document, before the question")
+      ->capture_default_str();
   if (int rc = parse(app, args); rc >= 0) return rc;
   if (limit < 0) fail("--limit must be >= 0");
+  check_needle_turns(turns);
   const auto configs = finish_common(app, c);
   auto items = read_needles(data);
   if (limit > 0 && static_cast<int64_t>(items.size()) > limit) items.resize(static_cast<size_t>(limit));
+  if (turns.turns == 2)
+    for (const NeedleItem& it : items) {  // refuse a bad item before loading the model
+      try {
+        split_needle_turns(it);
+      } catch (const Error& e) {
+        fail(data, ": ", e.what());
+      }
+    }
   Loaded l = load(c, configs);
-  const auto results = run_needle(*l.model, *l.configs, items, c.threads, !c.quiet);
+  const auto results = run_needle(*l.model, *l.configs, items, c.threads, !c.quiet, turns);
   json info = run_info(c, l.model->config().describe(), configs);
   info["data"] = data;
+  info["turns"] = turns.turns;
+  info["gen"] = turns.gen;
   finish_report(c, needle_report(results, items, info));
   return 0;
 }

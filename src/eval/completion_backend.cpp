@@ -93,6 +93,7 @@ class RemoteBackend : public CompletionBackend {
     else body["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", job.prompt}}});
     if (c.policy != "server") {
       body["kv_policy"] = c.policy;
+      if (c.recall) body["kv_recall"] = true;  // a server without the cold tier refuses the field
       if (c.prunes()) {
         body["kv_budget"] = c.budget;
         body["divide_length"] = o_.kv.params.divide_length;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string_view>
 
 #include "calib/stats_embedded.h"
 #include "core/error.h"
@@ -15,6 +16,8 @@ const PolicyInfo* find_policy(const std::string& name) {
   return nullptr;
 }
 
+constexpr std::string_view kRecallSuffix = "+recall";
+
 std::string known_policies() {
   std::string s;
   for (const PolicyInfo& p : kv_policy_list()) s += (s.empty() ? "" : ", ") + p.name;
@@ -22,16 +25,43 @@ std::string known_policies() {
 }
 }  // namespace
 
+std::string PolicyChoice::label() const { return recall ? name + std::string(kRecallSuffix) : name; }
+
+std::string EvalConfig::policy_name() const { return PolicyChoice{policy, recall}.label(); }
+
 std::string EvalConfig::policy_label() const {
-  return kv_type ? policy + "[" + std::string(dtype_name(*kv_type)) + "]" : policy;
+  return kv_type ? policy_name() + "[" + std::string(dtype_name(*kv_type)) + "]" : policy_name();
 }
 
 std::string EvalConfig::label() const {
   return budget > 0 ? policy_label() + "@" + std::to_string(budget) : policy_label();
 }
 
-std::vector<std::string> parse_policies(const std::string& list) {
-  std::vector<std::string> out;
+namespace {
+// "triattention+recall" -> {triattention, recall}; Error for an unknown suffix, an unknown
+// policy, or recall on a policy that never evicts.
+PolicyChoice parse_choice(const std::string& entry) {
+  PolicyChoice c{entry, false};
+  if (const size_t plus = entry.find('+'); plus != std::string::npos) {
+    const std::string suffix = entry.substr(plus);
+    if (suffix != kRecallSuffix)
+      fail("--policies: unknown suffix '", suffix, "' in '", entry, "' (", kRecallSuffix,
+           " is the only one: the policy with the cold tier and query-aware recall)");
+    c = {entry.substr(0, plus), true};
+  }
+  const PolicyInfo* info = find_policy(c.name);
+  if (!info) fail("--policies: unknown KV policy '", c.name, "' (known: ", known_policies(), ", or all)");
+  if (c.recall && !info->prunes)
+    fail("--policies: '", entry, "': the '", c.name, "' policy evicts nothing, so there is nothing to recall");
+  return c;
+}
+}  // namespace
+
+std::vector<PolicyChoice> parse_policies(const std::string& list) {
+  std::vector<PolicyChoice> out;
+  auto add = [&out](const PolicyChoice& c) {
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
   std::stringstream ss(list);
   std::string name;
   while (std::getline(ss, name, ',')) {
@@ -39,12 +69,10 @@ std::vector<std::string> parse_policies(const std::string& list) {
     name.erase(name.find_last_not_of(" \t") + 1);
     if (name.empty()) continue;
     if (name == "all") {
-      for (const PolicyInfo& p : kv_policy_list())
-        if (std::find(out.begin(), out.end(), p.name) == out.end()) out.push_back(p.name);
+      for (const PolicyInfo& p : kv_policy_list()) add({p.name, false});
       continue;
     }
-    if (!find_policy(name)) fail("--policies: unknown KV policy '", name, "' (known: ", known_policies(), ", or all)");
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    add(parse_choice(name));
   }
   if (out.empty()) fail("--policies is empty (known: ", known_policies(), ", or all)");
   return out;
@@ -56,21 +84,22 @@ std::vector<int64_t> check_budgets(const std::vector<int64_t>& budgets) {
   return budgets;
 }
 
-std::vector<EvalConfig> make_configs(const std::vector<std::string>& policies, std::vector<int64_t> budgets,
+std::vector<EvalConfig> make_configs(const std::vector<PolicyChoice>& policies, std::vector<int64_t> budgets,
                                      std::optional<DType> reference_kv) {
   std::sort(budgets.begin(), budgets.end());
   budgets.erase(std::unique(budgets.begin(), budgets.end()), budgets.end());
   std::vector<EvalConfig> out{{"full", 0, reference_kv}};
   if (reference_kv) out.push_back({"full", 0});
-  for (const std::string& name : policies) {
-    const PolicyInfo* info = find_policy(name);
-    if (!info) fail("unknown KV policy '", name, "' (known: ", known_policies(), ")");
+  for (const PolicyChoice& choice : policies) {
+    const PolicyInfo* info = find_policy(choice.name);
+    if (!info) fail("unknown KV policy '", choice.name, "' (known: ", known_policies(), ")");
     if (!info->prunes) {
-      if (name != "full") out.push_back({name, 0});
+      if (choice.recall) fail("'", choice.label(), "': the '", choice.name, "' policy evicts nothing, so there is nothing to recall");
+      if (choice.name != "full") out.push_back({choice.name, 0});
       continue;
     }
-    if (budgets.empty()) fail("policy '", name, "' evicts: give --budgets (e.g. --budgets 64,128,256)");
-    for (int64_t b : budgets) out.push_back({name, b});
+    if (budgets.empty()) fail("policy '", choice.label(), "' evicts: give --budgets (e.g. --budgets 64,128,256)");
+    for (int64_t b : budgets) out.push_back({choice.name, b, std::nullopt, choice.recall});
   }
   return out;
 }
@@ -96,6 +125,7 @@ ConfigFactories::ConfigFactories(const Model& model, const KvSettings& base, con
     s.policy = c.policy;
     if (c.budget > 0) s.params.budget = c.budget;
     if (c.kv_type) s.cache_type = *c.kv_type;
+    s.recall.on = c.recall;
     try {
       factories_.push_back(std::make_unique<PolicyFactory>(model, s));
     } catch (const Error& e) {
@@ -117,6 +147,9 @@ nlohmann::json settings_json(const KvSettings& s) {
   j["kv_type"] = std::string(dtype_name(s.cache_type));
   j["prefill_chunk"] = s.prefill_chunk;
   j["stats"] = s.stats_path;
+  // What the configurations with recall (policy+recall) run with.
+  j["recall_quota"] = s.recall.quota;
+  j["cold_bytes"] = s.recall.cold_bytes;
   return j;
 }
 }  // namespace triattn::eval

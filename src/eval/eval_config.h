@@ -14,21 +14,36 @@
 
 namespace triattn::eval {
 
+// One entry of --policies: a registered policy, with the cold tier and query-aware recall
+// ("triattention+recall") or without.
+struct PolicyChoice {
+  std::string name;
+  bool recall = false;
+  // "triattention", "triattention+recall"
+  std::string label() const;
+  friend bool operator==(const PolicyChoice&, const PolicyChoice&) = default;
+};
+
 struct EvalConfig {
   std::string policy;
   int64_t budget = 0;  // 0: a policy that does not prune (the budget means nothing to it)
   // The reference's own KV type (--reference-kv-type); nullopt: the run's --kv-type.
   std::optional<DType> kv_type = std::nullopt;
+  bool recall = false;  // KvSettings::recall.on
   bool prunes() const { return budget > 0; }
-  // "full", "full[f16]" (a reference in its own KV type): the reports' policy column.
+  // "triattention", "triattention+recall": one series of the plots.
+  std::string policy_name() const;
+  // "full", "full[f16]" (a reference in its own KV type), "triattention+recall": the
+  // reports' policy column.
   std::string policy_label() const;
-  // "full", "triattention@128", "full[f16]"
+  // "full", "triattention@128", "full[f16]", "triattention+recall@128"
   std::string label() const;
 };
 
-// "a,b,c" -> names, "all" -> every registered policy. Error naming an unknown policy and
-// listing the known ones.
-std::vector<std::string> parse_policies(const std::string& list);
+// "a,b+recall,c" -> choices, "all" -> every registered policy (without recall). Error naming
+// an unknown policy and listing the known ones, an unknown suffix, or recall on a policy
+// that evicts nothing (there is nothing to recall).
+std::vector<PolicyChoice> parse_policies(const std::string& list);
 // Error unless every budget is a whole number >= 1.
 std::vector<int64_t> check_budgets(const std::vector<int64_t>& budgets);
 
@@ -37,7 +52,7 @@ std::vector<int64_t> check_budgets(const std::vector<int64_t>& budgets);
 // ascending. A policy that prunes needs at least one budget (Error otherwise).
 // reference_kv: the reference runs full attention in this KV type instead of the run's, and
 // full attention in the run's type follows it (what a KV type costs, e.g. q8_0 against f16).
-std::vector<EvalConfig> make_configs(const std::vector<std::string>& policies, std::vector<int64_t> budgets,
+std::vector<EvalConfig> make_configs(const std::vector<PolicyChoice>& policies, std::vector<int64_t> budgets,
                                      std::optional<DType> reference_kv = std::nullopt);
 
 // One PolicyFactory per configuration, sharing the statistics (loaded once from

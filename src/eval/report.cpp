@@ -87,12 +87,12 @@ LinePlot budget_plot(const std::string& title, const std::string& y_label, const
   for (size_t i = 0; i < configs.size(); ++i) {
     const EvalConfig& c = configs[i];
     if (!c.prunes()) {
-      p.references.push_back({c.policy, values[i]});
+      p.references.push_back({c.policy_name(), values[i]});
       continue;
     }
-    auto it = std::find_if(p.series.begin(), p.series.end(), [&](const PlotSeries& s) { return s.name == c.policy; });
+    auto it = std::find_if(p.series.begin(), p.series.end(), [&](const PlotSeries& s) { return s.name == c.policy_name(); });
     if (it == p.series.end()) {
-      p.series.push_back({c.policy, {}});
+      p.series.push_back({c.policy_name(), {}});
       it = p.series.end() - 1;
     }
     it->points.emplace_back(static_cast<double>(c.budget), values[i]);

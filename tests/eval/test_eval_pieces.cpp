@@ -1,12 +1,15 @@
 // The building blocks of `triattn eval`: JSONL reading and its errors (file and line),
 // configurations from --policies/--budgets through the policy registry, the probability
-// helpers, the needle match rule, tables and the SVG writer.
+// helpers, the needle match rule and turn split, tables and the SVG writer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "common/error_of.h"
+#include "common/shared_files.h"
 #include "common/temp_dir.h"
 #include "core/error.h"
 #include "eval/agree_eval.h"
@@ -59,25 +62,68 @@ TEST(EvalPrompts, LinesOrJsonl) {
 }
 
 TEST(EvalConfigs, FromRegistry) {
-  EXPECT_EQ(parse_policies("full, triattention"), (std::vector<std::string>{"full", "triattention"}));
+  EXPECT_EQ(parse_policies("full, triattention"), (std::vector<PolicyChoice>{{"full", false}, {"triattention", false}}));
   const auto all = parse_policies("all");
   EXPECT_EQ(all.size(), kv_policy_list().size());
   const std::string e = error_of([] { parse_policies("full,nosuch"); });
   EXPECT_NE(e.find("unknown KV policy 'nosuch'"), std::string::npos);
   EXPECT_NE(e.find("triattention"), std::string::npos) << "lists the known ones";
   EXPECT_NE(error_of([] { check_budgets({64, 0}); }).find("at least 1"), std::string::npos);
-  const auto c = make_configs({"triattention"}, {256, 64, 64});
+  const std::vector<PolicyChoice> tri = {{"triattention", false}};
+  const auto c = make_configs(tri, {256, 64, 64});
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c[0].label(), "full");
   EXPECT_EQ(c[1].label(), "triattention@64");
   EXPECT_EQ(c[2].label(), "triattention@256");
-  EXPECT_NE(error_of([] { make_configs({"triattention"}, {}); }).find("--budgets"), std::string::npos);
-  EXPECT_EQ(make_configs({"full"}, {}).size(), 1u);
+  EXPECT_NE(error_of([&] { make_configs(tri, {}); }).find("--budgets"), std::string::npos);
+  EXPECT_EQ(make_configs({{"full", false}}, {}).size(), 1u);
   // Every registered policy becomes configurations without eval knowing it.
   const auto every = make_configs(all, {64});
   size_t pruning = 0;
   for (const PolicyInfo& p : kv_policy_list()) pruning += p.prunes;
   EXPECT_EQ(every.size(), 1 + pruning + (kv_policy_list().size() - pruning - 1));
+}
+
+// NAME+recall: the same policy with the cold tier and recall, a configuration of its own
+// next to NAME, labelled and plotted as NAME+recall; its factory's settings switch recall on.
+TEST(EvalConfigs, RecallSuffix) {
+  const auto p = parse_policies("triattention+recall, triattention, triattention+recall");
+  EXPECT_EQ(p, (std::vector<PolicyChoice>{{"triattention", true}, {"triattention", false}}));
+  EXPECT_EQ(p[0].label(), "triattention+recall");
+  const auto all = parse_policies("all");
+  EXPECT_TRUE(std::none_of(all.begin(), all.end(), [](const PolicyChoice& c) { return c.recall; }))
+      << "all means the policies without recall";
+  const auto c = make_configs(p, {64});
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[1].label(), "triattention+recall@64");
+  EXPECT_EQ(c[1].policy_label(), "triattention+recall");
+  EXPECT_EQ(c[1].policy, "triattention");
+  EXPECT_EQ(c[2].label(), "triattention@64");
+  const LinePlot plot = budget_plot("t", "y", c, {1.0, 0.5, 0.25});
+  ASSERT_EQ(plot.series.size(), 2u);
+  EXPECT_EQ(plot.series[0].name, "triattention+recall");
+  EXPECT_EQ(plot.series[1].name, "triattention");
+
+  const std::string full = error_of([] { parse_policies("full+recall"); });
+  EXPECT_NE(full.find("'full+recall'"), std::string::npos) << full;
+  EXPECT_NE(full.find("evicts nothing"), std::string::npos) << full;
+  EXPECT_NE(error_of([] { make_configs({{"full", true}}, {64}); }).find("nothing to recall"), std::string::npos);
+  const std::string foo = error_of([] { parse_policies("triattention+foo"); });
+  EXPECT_NE(foo.find("unknown suffix '+foo'"), std::string::npos) << foo;
+  EXPECT_NE(error_of([] { parse_policies("nosuch+recall"); }).find("unknown KV policy 'nosuch'"), std::string::npos);
+}
+
+TEST(EvalConfigs, RecallReachesTheFactorySettings) {
+  const std::string path = test::shared_path("models/stories260k/stories260K.bin");
+  const std::shared_ptr<const Model> model = Model::load(path);
+  const auto configs = make_configs(parse_policies("snapkv+recall,snapkv"), {16});
+  const ConfigFactories f(*model, KvSettings{}, configs);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_FALSE(f.at(0).settings().recall.on);
+  EXPECT_TRUE(f.at(1).settings().recall.on);
+  EXPECT_EQ(f.at(1).settings().policy, "snapkv");
+  EXPECT_EQ(f.at(1).settings().params.budget, 16);
+  EXPECT_FALSE(f.at(2).settings().recall.on);
 }
 
 TEST(EvalDistributions, NllKl) {
@@ -88,6 +134,27 @@ TEST(EvalDistributions, NllKl) {
   const std::vector<float> u = {0, 0};
   EXPECT_NEAR(kl_divergence(l, u), 0.75 * std::log(1.5) + 0.25 * std::log(0.5), 1e-6);
   EXPECT_THROW(nll_of(l, 2), Error);
+}
+
+TEST(EvalNeedle, TurnsSplitAtTheLastLine) {
+  NeedleItem it;
+  it.text = "doc line\npasskey ID-3 = 111111\nmore\npasskey ID-3 = ";
+  it.line = 7;
+  const auto [doc, question] = split_needle_turns(it);
+  EXPECT_EQ(doc, "doc line\npasskey ID-3 = 111111\nmore\n");
+  EXPECT_EQ(question, "passkey ID-3 = ");
+  it.text = "no line break";
+  EXPECT_NE(error_of([&] { split_needle_turns(it); }).find("line 7: --turns 2 splits the prompt at its last line, but it has no line break"),
+            std::string::npos);
+  it.text = "ends\n";
+  EXPECT_NE(error_of([&] { split_needle_turns(it); }).find("no question"), std::string::npos);
+  check_needle_turns({1, 0});
+  check_needle_turns({2, 0});
+  check_needle_turns({2, 8});
+  EXPECT_NE(error_of([] { check_needle_turns({3, 0}); }).find("--turns 3: 1"), std::string::npos);
+  EXPECT_NE(error_of([] { check_needle_turns({0, 0}); }).find("--turns 0"), std::string::npos);
+  EXPECT_NE(error_of([] { check_needle_turns({1, 8}); }).find("--gen 8 needs --turns 2"), std::string::npos);
+  EXPECT_NE(error_of([] { check_needle_turns({2, -1}); }).find("--gen must be >= 0"), std::string::npos);
 }
 
 TEST(EvalNeedle, MatchRule) {
