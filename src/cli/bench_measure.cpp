@@ -51,10 +51,11 @@ DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFact
   DecodeMeasure m;
   m.batch = batch;
   m.steps = steps * batch;
-  double scoring0 = 0;
+  double scoring0 = 0, recall0 = 0;
   int64_t prunes0 = 0;
   for (const auto& s : seqs) {
     scoring0 += s->stats().scoring_ms;
+    recall0 += s->stats().recall_ms;
     prunes0 += s->cache().prune_events();
   }
   const int32_t vocab = model.config().vocab_size;
@@ -90,11 +91,13 @@ DecodeMeasure time_decode(const Model& model, Forward& forward, const PolicyFact
   }
   for (const auto& s : seqs) {
     m.scoring_ms += s->stats().scoring_ms;
+    m.recall_ms += s->stats().recall_ms;
     m.prune_events += s->cache().prune_events();
     m.kv_peak_bytes = std::max(m.kv_peak_bytes, s->cache().peak_bytes());
     m.kv_peak_tokens = std::max(m.kv_peak_tokens, s->cache().peak_tokens());
   }
   m.scoring_ms -= scoring0;
+  m.recall_ms -= recall0;
   m.prune_events -= prunes0;
   m.kv_read_bytes = m.steps > 0 ? kv_bytes_sum / static_cast<double>(m.steps) : 0;
   return m;

@@ -29,6 +29,7 @@ struct DecodeMeasure {
   int64_t steps = 0;           // tokens decoded, over all of them
   double seconds = 0;          // wall time of the decode steps (scoring included)
   double scoring_ms = 0;       // policy time inside those steps (Sequence's scoring_ms)
+  double recall_ms = 0;        // recall events inside those steps (--kv-recall; Sequence's recall_ms)
   double kv_read_bytes = 0;    // mean K+V bytes one sequence's attention read per step (rows after append)
   size_t kv_peak_bytes = 0;    // largest live K+V of one sequence over fill and decode
   int64_t kv_peak_tokens = 0;  // largest stream over fill and decode
@@ -37,6 +38,7 @@ struct DecodeMeasure {
 
   double tok_s() const { return seconds > 0 ? steps / seconds : 0; }  // summed over the batch
   double scoring_share() const { return seconds > 0 ? scoring_ms / 1000.0 / seconds : 0; }
+  double recall_share() const { return seconds > 0 ? recall_ms / 1000.0 / seconds : 0; }
 };
 
 // Fills `batch` fresh sequences to `depth` with synthetic KV, then times `steps` forward

@@ -56,7 +56,7 @@ struct BenchOptions {
 
 // One (policy, depth, batch) cell: every repetition's raw figures.
 struct Cell {
-  std::vector<double> pp_tok_s, tg_tok_s, scoring_share;
+  std::vector<double> pp_tok_s, tg_tok_s, scoring_share, recall_share;
   std::vector<DecodeMeasure> decode;
 };
 
@@ -291,10 +291,11 @@ int cmd_bench(const std::vector<std::string>& args) {
           c.pp_tok_s.push_back(o.pp > 0 ? pp_by_policy[p].back() : 0);
           c.tg_tok_s.push_back(m.tok_s());
           c.scoring_share.push_back(m.scoring_share());
+          c.recall_share.push_back(m.recall_share());
           c.decode.push_back(m);
-          std::fprintf(stderr, "bench: rep %d/%d %s depth %lld batch %d tg%lld %.2f tok/s, scoring %.2f%%\n", rep + 1,
-                       o.reps, p.c_str(), static_cast<long long>(d), b, static_cast<long long>(o.tg), m.tok_s(),
-                       100 * m.scoring_share());
+          std::fprintf(stderr, "bench: rep %d/%d %s depth %lld batch %d tg%lld %.2f tok/s, scoring %.2f%%, recall %.2f%%\n",
+                       rep + 1, o.reps, p.c_str(), static_cast<long long>(d), b, static_cast<long long>(o.tg), m.tok_s(),
+                       100 * m.scoring_share(), 100 * m.recall_share());
         }
   }
 
@@ -305,7 +306,8 @@ int cmd_bench(const std::vector<std::string>& args) {
     for (int64_t d : o.depths)
       for (int b : o.batches) {
         const Cell& c = cells[{p, d, b}];
-        const Spread pp = spread(c.pp_tok_s), tg = spread(c.tg_tok_s), sc = spread(c.scoring_share);
+        const Spread pp = spread(c.pp_tok_s), tg = spread(c.tg_tok_s), sc = spread(c.scoring_share),
+                     rc = spread(c.recall_share);
         double kv_read = 0;
         size_t peak_bytes = 0;
         int64_t peak_tokens = 0, prunes = 0;
@@ -352,6 +354,7 @@ int cmd_bench(const std::vector<std::string>& args) {
                         {"kv_peak_tokens", peak_tokens},
                         {"kv_bytes_per_token", kv_read},
                         {"scoring_share", sc.median},
+                        {"recall_share", rc.median},
                         {"prune_events", prunes},
                         {"bandwidth_gbs", bw},
                         {"bandwidth_share", probe.best_gbs > 0 ? bw / probe.best_gbs : 0},

@@ -73,6 +73,7 @@ void add_common(CLI::App& app, Common& c, bool model_required) {
                  "KV type of the reference full-attention run (default: --kv-type); with it, full attention "
                  "in --kv-type runs too: --kv-type q8_0 --reference-kv-type f16 measures what q8_0 costs");
   app.add_option("--prefill-chunk", c.kv.prefill_chunk, "most prompt tokens per forward step")->capture_default_str();
+  add_kv_recall_options(app, c.kv.recall);  // for the NAME+recall configurations
   add_threads_option(app, c.threads);
   app.add_flag("-q,--quiet", c.quiet, "no progress bar");
 }

@@ -54,6 +54,15 @@ void add_threads_option(CLI::App& app, int& threads) {
           "THREADS");
 }
 
+void add_kv_recall_options(CLI::App& app, KvRecallSettings& recall) {
+  app.add_option("--kv-recall-quota", recall.quota, "with recall: most rows one recall event brings back per (layer, KV head)")
+      ->capture_default_str();
+  app.add_option_function<int64_t>(
+         "--kv-cold-memory", [&recall](int64_t mib) { recall.cold_bytes = mib < 0 ? -1 : mib << 20; },
+         "with recall: MiB the cold store of one sequence may hold (the least useful rows go beyond it) "
+         "[default: " + std::to_string(recall.cold_bytes >> 20) + "]");
+}
+
 void add_kv_options(CLI::App& app, KvOptions& kv) {
   KvSettings& s = kv.settings;
   // Unset sink and mode mean each policy's own default (PolicyDescription; `triattn policies`).
@@ -72,12 +81,7 @@ void add_kv_options(CLI::App& app, KvOptions& kv) {
   app.add_flag("--kv-recall", s.recall.on,
                "keep evicted rows in a compact cold store and bring back the ones recent queries attend to "
                "(at every pruning event and before a prompt's last token)");
-  app.add_option("--kv-recall-quota", s.recall.quota, "with --kv-recall: most rows one recall event brings back per (layer, KV head)")
-      ->capture_default_str();
-  app.add_option_function<int64_t>(
-         "--kv-cold-memory", [&s](int64_t mib) { s.recall.cold_bytes = mib < 0 ? -1 : mib << 20; },
-         "with --kv-recall: MiB the cold store of one sequence may hold (the least useful rows go beyond it) "
-         "[default: " + std::to_string(s.recall.cold_bytes >> 20) + "]");
+  add_kv_recall_options(app, s.recall);
   app.add_option("--ctx", s.context_length,
                  "context limit in tokens (0 = the model's): the full policy stops there, a compressing one "
                  "may pass it (announced)")

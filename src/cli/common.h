@@ -31,6 +31,8 @@ struct KvOptions {
   bool per_request = false;
 };
 void add_kv_options(CLI::App& app, KvOptions& kv);
+// --kv-recall-quota and --kv-cold-memory (MiB), for the commands that take recall.
+void add_kv_recall_options(CLI::App& app, KvRecallSettings& recall);
 void finish_kv_options(const CLI::App& app, KvOptions& kv);
 
 void add_sampling_options(CLI::App& app, SamplerParams& s);
