@@ -16,14 +16,14 @@ namespace {
 
 // One stream's rows of both tiers: hot rows 0..n_hot, then cold rows; their positions, and
 // their recall scores once scored.
-struct StreamRows {
+struct RecallRows {
   int64_t n_hot = 0, n_cold = 0;
   std::vector<int32_t> pos;
   std::vector<float> score;
 };
 
-// Scratch of one thread.
-struct Scratch {
+// RecallScratch of one thread.
+struct RecallScratch {
   std::vector<float> q, logits_hot, logits_cold, row, raw;
   std::vector<int32_t> qpos, order;
 };
@@ -31,7 +31,7 @@ struct Scratch {
 // Σ over the recent queries of the stream's query heads of their softmax over both tiers,
 // max-pooled along positions (KvRecall's comment).
 void score_stream(const KvCache& cache, int layer, int kv_head, const RecentQueries& queries, double scale,
-                  StreamRows& rows, Scratch& t) {
+                  RecallRows& rows, RecallScratch& t) {
   const int d = cache.shape().dim(layer), group = queries.group();
   const int s = cache.stream_index(layer, kv_head);
   const ColdStore& cold = cache.cold();
@@ -138,12 +138,12 @@ RecallPlan KvRecall::plan(KvCache& cache, PruningMode mode, const KeepRules& rul
   plan.take.assign(static_cast<size_t>(S), {});
   plan.give.assign(static_cast<size_t>(S), {});
   if (!cache.cold().enabled()) return plan;
-  std::vector<StreamRows> rows(static_cast<size_t>(S));
+  std::vector<RecallRows> rows(static_cast<size_t>(S));
   std::vector<std::pair<int, int>> work;
   for (int l = 0; l < cache.shape().n_layers; ++l)
     if (!cache.uncompressed(l))
       for (int h = 0; h < cache.shape().kv_heads(l); ++h) work.push_back({l, h});
-  std::vector<Scratch> scratch(static_cast<size_t>(pool ? pool->size() : 1));
+  std::vector<RecallScratch> scratch(static_cast<size_t>(pool ? pool->size() : 1));
   parallel_for_dynamic(pool, static_cast<int64_t>(work.size()), [&](int64_t b, int64_t e, int thread) {
     for (int64_t i = b; i < e; ++i) {
       const auto [l, h] = work[static_cast<size_t>(i)];
@@ -155,9 +155,9 @@ RecallPlan KvRecall::plan(KvCache& cache, PruningMode mode, const KeepRules& rul
   // Streams that share a keep set must hold the same rows; the swap below, decided by
   // position, is then the same for each of them.
   for (const auto& group : keep_set_groups(cache, mode)) {
-    const StreamRows& first = rows[static_cast<size_t>(cache.stream_index(group[0].first, group[0].second))];
+    const RecallRows& first = rows[static_cast<size_t>(cache.stream_index(group[0].first, group[0].second))];
     for (const auto& [l, h] : group) {
-      const StreamRows& r = rows[static_cast<size_t>(cache.stream_index(l, h))];
+      const RecallRows& r = rows[static_cast<size_t>(cache.stream_index(l, h))];
       if (r.n_hot != first.n_hot || r.n_cold != first.n_cold || r.pos != first.pos)
         fail("recall: streams that share a keep set (", pruning_mode_name(mode), ") hold different rows");
     }
@@ -170,12 +170,12 @@ RecallPlan KvRecall::plan(KvCache& cache, PruningMode mode, const KeepRules& rul
     for (int32_t p : rows[static_cast<size_t>(cache.stream_index(l, h))].pos) last = std::max(last, p);
   std::vector<float> wanted(static_cast<size_t>(last) + 1, 0.0f);
   for (const auto& [l, h] : work) {
-    const StreamRows& r = rows[static_cast<size_t>(cache.stream_index(l, h))];
+    const RecallRows& r = rows[static_cast<size_t>(cache.stream_index(l, h))];
     for (size_t i = 0; i < r.pos.size(); ++i) wanted[r.pos[i]] = std::max(wanted[r.pos[i]], r.score[i]);
   }
   for (const auto& [l, h] : work) {
     const int s = cache.stream_index(l, h);
-    const StreamRows& r = rows[static_cast<size_t>(s)];
+    const RecallRows& r = rows[static_cast<size_t>(s)];
     // The best cold rows against the least wanted hot rows that may leave.
     const StreamSplit split = split_stream(std::span<const int32_t>(r.pos.data(), static_cast<size_t>(r.n_hot)), rules);
     std::vector<int32_t> hot = split.candidates, cold(static_cast<size_t>(r.n_cold));
