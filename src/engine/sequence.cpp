@@ -133,8 +133,7 @@ void Sequence::run_recall(ThreadPool* pool) {
   const RecallPlan plan =
       recall_->plan(cache_, recall_params_.mode.value_or(PruningMode::PerLayerPerHead), keep_rules(recall_params_, info_), pool);
   if (std::any_of(plan.take.begin(), plan.take.end(), [](const auto& t) { return !t.empty(); })) {
-    policy_->on_recall(rows_after_recall(cache_, plan));
-    cache_.recall(plan, pool);
+    policy_->on_recall(cache_.recall(plan, pool));
   }
   stats_.recall_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -208,7 +208,7 @@ void KvCache::enable_cold(size_t cap_bytes) {
   cold_ = ColdStore(std::move(dims), cap_bytes);
 }
 
-void KvCache::recall(const RecallPlan& plan, ThreadPool* pool) {
+std::vector<std::vector<int32_t>> KvCache::recall(const RecallPlan& plan, ThreadPool* pool) {
   if (!cold_.enabled()) fail("KV cache: recall without a cold tier");
   if (static_cast<int>(plan.take.size()) != n_streams() || static_cast<int>(plan.give.size()) != n_streams())
     fail("KV cache: recall plan has ", plan.take.size(), " streams, cache has ", n_streams());
@@ -226,16 +226,19 @@ void KvCache::recall(const RecallPlan& plan, ThreadPool* pool) {
         fail("KV cache: recall plan for stream ", i, " has bad hot index ", give[j]);
     }
   }
+  std::vector<std::vector<int32_t>> previous(static_cast<size_t>(n_streams()));
   parallel_for_dynamic(pool, n_streams(), [&](int64_t b, int64_t e, int) {
-    for (int64_t i = b; i < e; ++i)
-      if (!plan.take[i].empty()) swap_tiers(static_cast<int>(i), plan.take[i], plan.give[i]);
+    for (int64_t i = b; i < e; ++i) swap_tiers(static_cast<int>(i), plan.take[i], plan.give[i], previous[i]);
   });
   for (const auto& t : plan.take) recalled_rows_ += static_cast<int64_t>(t.size());
+  return previous;
 }
 
 // One stream's part of recall(): the hot rows and the taken cold rows, merged in position
-// order, become the stream; the given rows go cold.
-void KvCache::swap_tiers(int i, const std::vector<int32_t>& take, const std::vector<int32_t>& give) {
+// order, become the stream; the given rows go cold. previous[r]: the index new row r had, -1
+// for a taken row.
+void KvCache::swap_tiers(int i, const std::vector<int32_t>& take, const std::vector<int32_t>& give,
+                         std::vector<int32_t>& previous) {
   Stream& s = streams_[static_cast<size_t>(i)];
   const int64_t n = s.n;
   const size_t taken = take.size();
@@ -250,29 +253,31 @@ void KvCache::swap_tiers(int i, const std::vector<int32_t>& take, const std::vec
     cold_.read(i, take[order[j]], shape_.type, tk.data() + j * s.row, tv.data() + j * s.row);
     tpos[j] = cold_pos[take[order[j]]];
   }
-  // The given rows go cold (appended: the taken indices stay valid), then the taken leave it.
-  for (int32_t g : give) cold_.add(i, s.pos[g], shape_.type, krows(s) + g * s.row, vrows(s) + g * s.row);
-  cold_.remove(i, take);
-  // The stream's new rows, merged by position.
-  std::vector<uint8_t> nk(static_cast<size_t>(n) * s.row), nv(nk.size());
-  std::vector<int32_t> npos(static_cast<size_t>(n));
+  // Where each new row comes from: the kept hot rows and the taken ones, merged by position.
+  previous.clear();
+  previous.reserve(static_cast<size_t>(n));
   size_t gi = 0, ti = 0;
-  int64_t out = 0;
   for (int64_t r = 0; r <= n; ++r) {
-    const bool hot_left = r < n;
-    if (hot_left && gi < give.size() && give[gi] == r) {
+    if (r < n && gi < give.size() && give[gi] == r) {
       ++gi;
       continue;
     }
-    while (ti < taken && (!hot_left || tpos[ti] < s.pos[r])) {
-      std::memcpy(nk.data() + out * s.row, tk.data() + ti * s.row, s.row);
-      std::memcpy(nv.data() + out * s.row, tv.data() + ti * s.row, s.row);
-      npos[out++] = tpos[ti++];
-    }
-    if (!hot_left) break;
-    std::memcpy(nk.data() + out * s.row, krows(s) + r * s.row, s.row);
-    std::memcpy(nv.data() + out * s.row, vrows(s) + r * s.row, s.row);
-    npos[out++] = s.pos[r];
+    for (; ti < taken && (r == n || tpos[ti] < s.pos[r]); ++ti) previous.push_back(-1);
+    if (r < n) previous.push_back(static_cast<int32_t>(r));
+  }
+  if (taken == 0) return;
+  // The given rows go cold (appended: the taken indices stay valid), then the taken leave it.
+  for (int32_t g : give) cold_.add(i, s.pos[g], shape_.type, krows(s) + g * s.row, vrows(s) + g * s.row);
+  cold_.remove(i, take);
+  std::vector<uint8_t> nk(static_cast<size_t>(n) * s.row), nv(nk.size());
+  std::vector<int32_t> npos(static_cast<size_t>(n));
+  ti = 0;
+  for (size_t out = 0; out < previous.size(); ++out) {
+    const bool back = previous[out] < 0;
+    const size_t from = back ? ti : static_cast<size_t>(previous[out]);
+    std::memcpy(nk.data() + out * s.row, (back ? tk.data() : krows(s)) + from * s.row, s.row);
+    std::memcpy(nv.data() + out * s.row, (back ? tv.data() : vrows(s)) + from * s.row, s.row);
+    npos[out] = back ? tpos[ti++] : s.pos[from];
   }
   std::memcpy(krows(s), nk.data(), nk.size());
   std::memcpy(vrows(s), nv.data(), nv.size());

@@ -124,7 +124,9 @@ class KvCache {
   ColdStore& cold() { return cold_; }
   // Swaps rows between the tiers as the plan says: the taken rows rejoin their streams at their
   // positions (rows stay in position order), the given ones go cold. Stream sizes do not change.
-  void recall(const RecallPlan& plan, ThreadPool* pool = nullptr);
+  // Returns, per stream, the index each row had before (-1 for a row back from the cold store):
+  // what a policy moves its per-row observations by (KvPolicy::on_recall).
+  std::vector<std::vector<int32_t>> recall(const RecallPlan& plan, ThreadPool* pool = nullptr);
   int64_t recalled_rows() const { return recalled_rows_; }
   // Takes back the last token fed (its row is the newest of every stream; n_processed() goes
   // back by one), so that it can be fed again after a recall event. Error on a cache with a
@@ -185,7 +187,8 @@ class KvCache {
   float* layer_state(int layer);
   void compact(Stream& s, const std::vector<int32_t>& keep);
   void send_cold(int i, const std::vector<int32_t>& keep);
-  void swap_tiers(int i, const std::vector<int32_t>& take, const std::vector<int32_t>& give);
+  void swap_tiers(int i, const std::vector<int32_t>& take, const std::vector<int32_t>& give,
+                  std::vector<int32_t>& previous);
 
   KvCacheShape shape_;
   size_t row_bytes_ = 0;

@@ -22,7 +22,7 @@ struct RecallRows {
   std::vector<float> score;
 };
 
-// RecallScratch of one thread.
+// Scratch of one thread.
 struct RecallScratch {
   std::vector<float> q, logits_hot, logits_cold, row, raw;
   std::vector<int32_t> qpos, order;
@@ -128,7 +128,7 @@ std::vector<std::vector<std::pair<int, int>>> keep_set_groups(const KvCache& cac
 }  // namespace
 
 KvRecall::KvRecall(const AttentionGeometry& geometry, int64_t quota)
-    : geometry_(geometry), quota_(quota), queries_(geometry, kQueries), scale_(attention_scale(geometry)) {
+    : quota_(quota), queries_(geometry, kQueries), scale_(attention_scale(geometry)) {
   if (quota < 1) fail("--kv-recall-quota must be at least 1, got ", quota);
 }
 
@@ -204,31 +204,6 @@ RecallPlan KvRecall::plan(KvCache& cache, PruningMode mode, const KeepRules& rul
     for (int64_t i = 0; i < r.n_cold; ++i) useful[i] = score(r.n_hot + i);
   }
   return plan;
-}
-
-std::vector<std::vector<int32_t>> rows_after_recall(const KvCache& cache, const RecallPlan& plan) {
-  std::vector<std::vector<int32_t>> from(static_cast<size_t>(cache.n_streams()));
-  for (int s = 0; s < cache.n_streams(); ++s) {
-    const int layer = s / cache.shape().n_kv_heads, head = s % cache.shape().n_kv_heads;
-    const int64_t n = cache.size(layer, head);
-    const int32_t* pos = cache.positions(layer, head);
-    const auto& take = plan.take[static_cast<size_t>(s)];
-    const auto& give = plan.give[static_cast<size_t>(s)];
-    std::vector<int32_t> back;  // positions of the rows coming back, increasing
-    for (int32_t c : take) back.push_back(cache.cold().positions(s)[c]);
-    std::sort(back.begin(), back.end());
-    std::vector<int32_t>& out = from[static_cast<size_t>(s)];
-    size_t gi = 0, bi = 0;
-    for (int64_t r = 0; r <= n; ++r) {
-      if (r < n && gi < give.size() && give[gi] == r) {
-        ++gi;
-        continue;
-      }
-      while (bi < back.size() && (r == n || back[bi] < pos[r])) out.push_back(-1), ++bi;
-      if (r < n) out.push_back(static_cast<int32_t>(r));
-    }
-  }
-  return from;
 }
 
 }  // namespace triattn

@@ -43,14 +43,9 @@ class KvRecall {
   RecallPlan plan(KvCache& cache, PruningMode mode, const KeepRules& rules, ThreadPool* pool);
 
  private:
-  AttentionGeometry geometry_;
   int64_t quota_;
   RecentQueries queries_;
   double scale_;
 };
-
-// Moves a policy's per-row observations to the rows a recall left: for every stream, the
-// previous index of each row after the swap (-1 for a row that came back from the cold store).
-std::vector<std::vector<int32_t>> rows_after_recall(const KvCache& before, const RecallPlan& plan);
 
 }  // namespace triattn
