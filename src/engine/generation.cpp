@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "kv/recall.h"
 
 namespace triattn {
 
@@ -94,7 +95,8 @@ void Generation::fed(int64_t n, std::span<const float> logits) {
       if (logits.size() != static_cast<size_t>(n) * vocab) fail("generation: the step returned no logits per position");
       for (int64_t i = 0; i < n; ++i) {
         const size_t next = prompt_fed_ + static_cast<size_t>(i) + 1;
-        if (next < prompt_.size())
+        // A token fed again after recall (rewind_for_recall) keeps its first figure.
+        if (next < prompt_.size() && next > r_.prompt_logprobs.size())
           r_.prompt_logprobs.push_back(
               token_logprob(logits.subspan(static_cast<size_t>(i) * vocab, vocab), prompt_[next], opt_.prompt_logprobs));
       }
@@ -105,13 +107,16 @@ void Generation::fed(int64_t n, std::span<const float> logits) {
       if (prompt_fed_ + 1 == prompt_.size() && seq_.recalls() && !seq_.cache().can_rewind()) seq_.request_recall();
       return;
     }
-    // With recall the prompt's last token goes in twice: its query drives a recall event, then
-    // it is fed again and the first generated token reads what came back.
+    // With recall the prompt's last tokens go in twice: the whole prompt's queries drive a
+    // recall event, then the tail (the question) is computed again reading what came back.
     if (seq_.recalls() && seq_.cache().can_rewind() && !rewound_) {
       rewound_ = true;
-      seq_.rewind_for_recall();
-      --prompt_fed_;
-      return;
+      const int64_t most = std::min<int64_t>(KvRecall::kPromptTail, static_cast<int64_t>(prompt_fed_));
+      const size_t taken = static_cast<size_t>(seq_.rewind_for_recall(most));
+      if (taken > 0) {
+        prompt_fed_ -= taken;
+        return;
+      }
     }
     t_decode_ = std::chrono::steady_clock::now();
     seq_.stats().prefill_seconds += seconds_between(t_start_, t_decode_);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <numeric>
 
 #include "core/error.h"
 #include "model/kv_shape.h"
@@ -113,19 +114,23 @@ void Sequence::prepare_append(int64_t n, ThreadPool* pool) {
   recall_due_ = false;
 }
 
-void Sequence::rewind_for_recall() {
-  if (!recall_ || history_.empty()) fail("sequence: nothing to take back for recall");
-  // The policy's per-row observations lose the last row with the cache.
+int64_t Sequence::rewind_for_recall(int64_t most) {
+  if (!recall_) fail("sequence: recall is off");
+  if (cache_.cold().bytes() == 0) return 0;
+  const int64_t n = std::min({most, cache_.rewindable(), static_cast<int64_t>(history_.size())});
+  if (n <= 0) return 0;
+  cache_.rewind_last(n);
+  // The policy's per-row observations lose the last rows with the cache: row r stays row r.
   std::vector<std::vector<int32_t>> previous(static_cast<size_t>(cache_.n_streams()));
   for (int s = 0; s < cache_.n_streams(); ++s) {
-    const int layer = s / cache_.shape().n_kv_heads, head = s % cache_.shape().n_kv_heads;
-    const int64_t n = cache_.size(layer, head);
-    for (int64_t r = 0; r + 1 < n; ++r) previous[static_cast<size_t>(s)].push_back(static_cast<int32_t>(r));
+    auto& rows = previous[static_cast<size_t>(s)];
+    rows.resize(static_cast<size_t>(cache_.size(s / cache_.shape().n_kv_heads, s % cache_.shape().n_kv_heads)));
+    std::iota(rows.begin(), rows.end(), 0);
   }
-  cache_.rewind_last();
   policy_->on_recall(previous);
-  history_.pop_back();
+  history_.resize(history_.size() - static_cast<size_t>(n));
   recall_due_ = true;
+  return n;
 }
 
 void Sequence::run_recall(ThreadPool* pool) {

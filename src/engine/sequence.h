@@ -51,11 +51,14 @@ class Sequence {
   // a prompt, once the prompt's other queries are known.
   bool recalls() const { return recall_ != nullptr; }
   void request_recall() { recall_due_ = recall_ != nullptr; }
-  // Takes back the last token fed (cache row, history) and asks for a recall event before the
-  // next step, which feeds it again: the prompt's last query then chooses what comes back, and
-  // the first generated token reads it. Only where the cache can take a token back
+  // The prompt-end recall event: when the cold tier holds rows, takes back the last tokens fed
+  // (at most `most`, and only those every stream still holds: cache rows, history) and asks
+  // for a recall event before the next step, which feeds them again. The whole prompt's
+  // queries then choose what comes back, and the retaken tokens (the question) are computed
+  // again reading it, as the first generated token does. Returns how many were taken back (0:
+  // nothing is cold, nothing to recall). Only where the cache can take tokens back
   // (KvCache::can_rewind); elsewhere the recall runs before the prompt's last token.
-  void rewind_for_recall();
+  int64_t rewind_for_recall(int64_t most);
   // Marks the end of the prompt (protect-prompt, statistics); announces when protecting it
   // raises the policy's memory bound.
   void set_prompt_length(int64_t n);

@@ -186,18 +186,28 @@ void KvCache::send_cold(int i, const std::vector<int32_t>& keep) {
   }
 }
 
-void KvCache::rewind_last() {
+int64_t KvCache::rewindable() const {
+  int64_t n = n_processed_;
+  for (const Stream& s : streams_) {
+    if (s.row == 0) continue;
+    int64_t k = 0;  // newest rows at positions n_processed_ - 1, n_processed_ - 2, ...
+    while (k < std::min(n, s.n) && s.pos[s.n - 1 - k] == n_processed_ - 1 - k) ++k;
+    n = k;
+  }
+  return n;
+}
+
+void KvCache::rewind_last(int64_t n) {
   if (!can_rewind()) fail("KV cache: a token cannot be taken back from a cache with recurrent state or sliding windows");
-  if (n_processed_ == 0) fail("KV cache: no token to take back");
-  const int32_t last = static_cast<int32_t>(n_processed_ - 1);
+  if (n < 0 || n > rewindable())
+    fail("KV cache: cannot take back ", n, " tokens: only the last ", rewindable(), " are the newest rows of every stream");
   for (Stream& s : streams_) {
     if (s.row == 0) continue;
-    if (s.n == 0 || s.pos[s.n - 1] != last) fail("KV cache: the last token's row is not the newest of a stream");
-    --s.n;
-    live_bytes_ -= 2 * s.row;
+    s.n -= n;
+    live_bytes_ -= 2 * s.row * static_cast<size_t>(n);
     s.max_pos = s.n ? *std::max_element(s.pos.begin(), s.pos.begin() + s.n) : std::numeric_limits<int32_t>::min();
   }
-  --n_processed_;
+  n_processed_ -= n;
 }
 
 void KvCache::enable_cold(size_t cap_bytes) {

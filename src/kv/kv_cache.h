@@ -128,10 +128,14 @@ class KvCache {
   // what a policy moves its per-row observations by (KvPolicy::on_recall).
   std::vector<std::vector<int32_t>> recall(const RecallPlan& plan, ThreadPool* pool = nullptr);
   int64_t recalled_rows() const { return recalled_rows_; }
-  // Takes back the last token fed (its row is the newest of every stream; n_processed() goes
-  // back by one), so that it can be fed again after a recall event. Error on a cache with a
-  // recurrent state or sliding-window layers, which cannot take a token back.
-  void rewind_last();
+  // Takes back the last n tokens fed (their rows are the newest of every stream; n_processed()
+  // goes back by n), so that they can be fed again after a recall event. Error on a cache with
+  // a recurrent state or sliding-window layers, which cannot take a token back, or when more
+  // than rewindable() are asked for.
+  void rewind_last(int64_t n);
+  // How many of the last tokens fed every stream still holds as its newest rows, in order (what
+  // rewind_last can take back): the pruning may have evicted some unless a window keeps them.
+  int64_t rewindable() const;
   bool can_rewind() const { return state_.empty() && shape_.layer_window.end() == std::find_if(shape_.layer_window.begin(), shape_.layer_window.end(), [](int32_t w) { return w != 0; }); }
   size_t peak_cold_bytes() const { return peak_cold_bytes_; }
   // Drops the rows of every stream of `layer` whose position is below min_pos: how a

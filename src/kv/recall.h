@@ -31,6 +31,9 @@ class KvRecall {
   static constexpr int64_t kQueries = 8;
   static constexpr int64_t kPoolBefore = 3, kPoolAfter = 12;
   static constexpr float kPoolDecay = 64.0f;  // a neighbour d rows away gets (1 - d / kPoolDecay)
+  // The prompt's last tokens computed again after its end's recall event: the question's own
+  // rows were computed before what it asks for came back, and the answer reads them.
+  static constexpr int64_t kPromptTail = 32;
 
   // quota: the most rows one event brings back per stream.
   KvRecall(const AttentionGeometry& geometry, int64_t quota);

@@ -1,7 +1,7 @@
 // The cold tier and recall through the engine (--kv-recall): on bytelm-2k's first held-out
 // passkey prompt, a budget that drops the needle answers wrongly without recall and rightly
-// with it, inside the same hot bound; with nothing evicted, recall (and its rewind of the
-// prompt's last token) changes no token; a fork carries the cold tier.
+// with it, inside the same hot bound, and the prompt's tail fed again after the prompt-end
+// recall counts once; with nothing evicted, recall changes no token; a fork carries the cold tier.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -66,6 +66,30 @@ TEST_F(RecallEngine, BringsBackTheNeedleTheBudgetDropped) {
   EXPECT_GT(with.stats.kv_cold_peak_bytes, 0u);
   EXPECT_EQ(without.stats.recalled_rows, 0);
   EXPECT_EQ(with.stats.prompt_tokens, without.stats.prompt_tokens);
+}
+
+TEST_F(RecallEngine, FeedsThePromptTailAgainWithoutCountingItTwice) {
+  // The prompt's end recalls, then its last tokens go in again (Sequence::rewind_for_recall):
+  // each prompt token still has one log-probability, and the prompt counts once.
+  const RecallNeedle needle = recall_first_needle();
+  const Tokenizer& tok = model_->tokenizer();
+  const std::vector<int32_t> prompt = tok.encode(needle.text, tok.add_bos_default());
+  const PolicyFactory f(*model_, recall_settings("streaming", 128, true));
+  Sequence seq(*model_, f);
+  Forward fwd(*model_, nullptr);
+  SamplerParams sp;
+  sp.temperature = 0;
+  Sampler sampler(sp);
+  GenerateOptions opt;
+  opt.n_predict = 6;
+  opt.stop_at_eog = false;
+  opt.prompt_logprobs = 0;
+  const GenerateResult r = generate(*model_, fwd, seq, prompt, opt, sampler);
+  EXPECT_EQ(r.text, needle.answer);
+  ASSERT_EQ(r.prompt_logprobs.size(), prompt.size() - 1);
+  for (size_t i = 0; i < r.prompt_logprobs.size(); ++i) ASSERT_EQ(r.prompt_logprobs[i].id, prompt[i + 1]) << i;
+  EXPECT_EQ(r.stats.prompt_tokens, static_cast<int64_t>(prompt.size()));
+  EXPECT_EQ(seq.history().size(), prompt.size() + 5);  // the last generated token is not fed
 }
 
 TEST_F(RecallEngine, ChangesNothingWhenNothingWasEvicted) {

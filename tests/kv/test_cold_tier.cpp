@@ -115,6 +115,33 @@ TEST(ColdTier, CapDropsTheLeastUsefulRowsThenTheOldest) {
   EXPECT_EQ(cold.dropped(), 2);
 }
 
+TEST(ColdTier, TakesBackOnlyTheNewestRowsEveryStreamHolds) {
+  KvCache c(KvCacheShape{2, 2, 32, DType::F16});
+  c.enable_cold(size_t{1} << 20);
+  cold_append(c, 0, 10);
+  c.advance(10);  // what the forward pass does once the tokens are in
+  EXPECT_EQ(c.rewindable(), 10);
+  // Stream 3 lost position 8: only position 9 is the newest row of every stream.
+  c.apply(KeepPlan{{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+                    {0, 1, 2, 3, 4, 5, 6, 7, 9}}});
+  EXPECT_EQ(c.rewindable(), 1);
+  EXPECT_THROW(c.rewind_last(2), Error);
+  EXPECT_EQ(c.n_processed(), 10);  // refused whole
+  EXPECT_EQ(hot_positions(c, 1, 1).size(), 9u);
+  c.rewind_last(1);
+  EXPECT_EQ(c.n_processed(), 9);
+  EXPECT_EQ(hot_positions(c, 0, 0), (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(hot_positions(c, 1, 1), (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(c.rewindable(), 0);  // position 8 is gone from stream 3
+  // Fed again, the rows are the new ones.
+  cold_append(c, 9, 12);
+  c.advance(3);
+  EXPECT_EQ(c.rewindable(), 3);
+  c.rewind_last(3);
+  EXPECT_EQ(c.n_processed(), 9);
+  EXPECT_EQ(c.cold().size(3), 1);  // the cold tier keeps what was evicted
+}
+
 TEST(ColdTier, ClearEmptiesTheColdStore) {
   KvCache c(KvCacheShape{1, 1, 32, DType::F16});
   c.enable_cold(size_t{1} << 20);

@@ -112,7 +112,9 @@ TEST_F(ApiToolsTest, ResponsesForcedCallsAreFunctionCallItems) {
     EXPECT_FALSE(item["call_id"].get<std::string>().empty());
     EXPECT_EQ(item["status"], "completed");
     ASSERT_TRUE(item["arguments"].is_string()) << item;
-    if (item["name"] == "get_weather") EXPECT_EQ(api_tools_violation(item["arguments"]), "") << seed;
+    if (item["name"] == "get_weather") {
+      EXPECT_EQ(api_tools_violation(item["arguments"]), "") << seed;
+    }
     else EXPECT_EQ(item["name"], "get_time") << item;
     EXPECT_EQ(j["tools"][0]["name"], "get_weather");  // the request's tools, echoed
     EXPECT_EQ(j["tool_choice"], "required");
@@ -224,8 +226,12 @@ TEST_F(ApiToolsTest, MessagesForcedCallsAreToolUseBlocks) {
     EXPECT_EQ(block["type"], "tool_use");
     EXPECT_FALSE(block["id"].get<std::string>().empty());
     ASSERT_TRUE(block["input"].is_object()) << block;
-    if (choice["type"] == "tool") EXPECT_EQ(block["name"], "get_weather");
-    if (block["name"] == "get_weather") EXPECT_EQ(api_tools_violation(block["input"].dump()), "") << block;
+    if (choice["type"] == "tool") {
+      EXPECT_EQ(block["name"], "get_weather");
+    }
+    if (block["name"] == "get_weather") {
+      EXPECT_EQ(api_tools_violation(block["input"].dump()), "") << block;
+    }
   }
 }
 
@@ -300,7 +306,9 @@ TEST_F(ApiToolsTest, ToolTypesTheServerDoesNotRunAreRefusedByName) {
     const json j = json::parse(r->body);
     const std::string message = j["error"]["message"];
     EXPECT_NE(message.find(says), std::string::npos) << message;
-    if (path == "/v1/responses") EXPECT_EQ(j["error"]["param"], param) << r->body;
+    if (path == "/v1/responses") {
+      EXPECT_EQ(j["error"]["param"], param) << r->body;
+    }
     else EXPECT_NE(message.find("'" + param + "'"), std::string::npos) << message;
   };
   json b = responses_body("auto", 0);
