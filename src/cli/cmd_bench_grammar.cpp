@@ -91,7 +91,14 @@ int cmd_bench_grammar(const std::vector<std::string>& args) {
       ->capture_default_str();
   app.add_option("--instances", instances, "instances replayed, each token by token")->capture_default_str();
   app.add_option("--seed", seed, "seed of the generated instances")->capture_default_str();
+  bool print_schema = false;
+  app.add_flag("--print-schema", print_schema,
+               "print the schema measured and exit (for timing the same schema through a server)");
   if (int rc = parse(app, args); rc >= 0) return rc;
+  if (print_schema) {
+    std::printf("%s\n", (schema_path.empty() ? ojson::parse(kSchema) : ojson::parse(read_file(schema_path))).dump().c_str());
+    return 0;
+  }
 
   auto t = std::chrono::steady_clock::now();
   auto tok = load_tokenizer_any(vocab_path);

@@ -150,6 +150,24 @@ void Scheduler::cancel(uint64_t id) {
   if (active_.count(id)) cancelled_.insert(id);
 }
 
+int Scheduler::drop_kept(std::span<const int32_t> history) {
+  std::vector<std::unique_ptr<Kept>> dropped;  // destroyed after the lock is released
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < kept_.size();) {
+    const std::vector<int32_t>& h = kept_[i]->seq->history();
+    if (h.size() <= history.size() && h.size() + 1 >= history.size() && std::equal(h.begin(), h.end(), history.begin())) {
+      pool_.unkeep(kept_[i]->kv_bytes);
+      pool_.release(kept_[i]->kv_bytes);
+      --kept_count_;
+      dropped.push_back(std::move(kept_[i]));
+      kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  return static_cast<int>(dropped.size());
+}
+
 void Scheduler::end_unstarted(const Request& request, int first_choice, const GenerateResult& result) const {
   if (!request.on_done) return;
   for (int c = first_choice; c < request.n; ++c) request.on_done(c, result);
@@ -399,11 +417,11 @@ StepStats Scheduler::step() {
       ++it;
     }
   }
+  std::lock_guard<std::mutex> lock(mu_);  // drop_kept may change kept_ from another thread
   for (const auto& k : kept_) {
     in_use += k->seq->cache().bytes_in_use() + k->seq->cache().state_bytes();
     cold += k->seq->cache().cold().bytes();
   }
-  std::lock_guard<std::mutex> lock(mu_);
   in_use_ = in_use;
   cold_in_use_ = cold;
   return st;

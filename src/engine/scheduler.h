@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,11 @@ class Scheduler {
   // The request ends with finish reason "cancelled" at the next step (a running one frees its
   // sequence and reservation then; a queued one never starts). Unknown ids are ignored.
   void cancel(uint64_t id);
+  // Drops at once the kept sequences whose history is `history`, or all of it but its last
+  // token (a reply's last token is fed only when the conversation goes on), giving back their
+  // reservations: a conversation its client deleted.
+  // Sequences that went on from it are other histories and stay. Returns how many. Thread-safe.
+  int drop_kept(std::span<const int32_t> history);
 
   // Admits what fits, runs one batched forward step, finishes what ended. Returns what it ran
   // (sequences == 0: nothing to do).
@@ -150,7 +156,7 @@ class Scheduler {
   int kept_count_ = 0;
 
   std::vector<std::unique_ptr<Running>> running_;  // inference thread only
-  std::vector<std::unique_ptr<Kept>> kept_;        // inference thread only; oldest first
+  std::vector<std::unique_ptr<Kept>> kept_;        // guarded by mu_ (drop_kept); oldest first
 };
 
 }  // namespace triattn

@@ -60,6 +60,7 @@ http::Reply Server::handle_stored_response(const http::Request& req) {
   if (!stored || (req.method == "DELETE" && !responses_.erase(id)))
     return reply(404, ApiError(404, "no stored response '" + id + "'").body());
   if (req.method == "GET") return reply(200, stored->response);
+  scheduler_.drop_kept(stored->tokens);  // its KV cache goes now, not when room is needed
   return reply(200, {{"id", id}, {"object", "response"}, {"deleted", true}});
 }
 

@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "raw_client.h"
 #include "server_test_fixture.h"
 
 namespace triattn::server {
@@ -115,14 +116,23 @@ TEST_F(ServerTest, ResponsesStreamTheDocumentedEventsInOrder) {
 }
 
 TEST_F(ServerTest, StoredResponsesAreReadAndDeleted) {
-  auto s = start();
+  ServerOptions o;
+  o.scheduler.reuse_slots = 2;
+  auto s = start(o);
   const json a = json::parse(post(*s, "/v1/responses", {{"input", "Hi"}, {"max_output_tokens", 5}, {"temperature", 0}})->body);
   const std::string path = "/v1/responses/" + a["id"].get<std::string>();
   const auto got = responses_send(*s, "GET", path);
   ASSERT_EQ(got->status, 200) << got->body;
   EXPECT_EQ(json::parse(got->body), a);
+  auto kept = [&] {
+    const std::string m = httplib::Client("127.0.0.1", s->port()).Get("/metrics")->body;
+    return m.find("triattn_sequences_kept 1\n") != std::string::npos ? 1
+           : m.find("triattn_sequences_kept 0\n") != std::string::npos ? 0 : -1;
+  };
+  ASSERT_TRUE(triattn::test::eventually([&] { return kept() == 1; }));  // its KV cache, for previous_response_id
   const auto del = responses_send(*s, "DELETE", path);
   ASSERT_EQ(del->status, 200);
+  EXPECT_EQ(kept(), 0);  // deleting the response gives its KV cache back at once
   EXPECT_EQ(json::parse(del->body), json({{"id", a["id"]}, {"object", "response"}, {"deleted", true}}));
   EXPECT_EQ(responses_send(*s, "GET", path)->status, 404);
   EXPECT_EQ(responses_send(*s, "DELETE", path)->status, 404);
