@@ -156,11 +156,7 @@ int Scheduler::drop_kept(std::span<const int32_t> history) {
   for (size_t i = 0; i < kept_.size();) {
     const std::vector<int32_t>& h = kept_[i]->seq->history();
     if (h.size() <= history.size() && h.size() + 1 >= history.size() && std::equal(h.begin(), h.end(), history.begin())) {
-      pool_.unkeep(kept_[i]->kv_bytes);
-      pool_.release(kept_[i]->kv_bytes);
-      --kept_count_;
-      dropped.push_back(std::move(kept_[i]));
-      kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+      dropped.push_back(drop_kept_at(i));
     } else {
       ++i;
     }
@@ -227,11 +223,7 @@ void Scheduler::admit() {
             ++i;
             continue;
           }
-          pool_.unkeep(kept_[i]->kv_bytes);
-          pool_.release(kept_[i]->kv_bytes);
-          --kept_count_;
-          dropped.push_back(std::move(kept_[i]));
-          kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+          dropped.push_back(drop_kept_at(i));
           if (match > static_cast<int>(i)) --match;
         }
         if (!fits()) return;
@@ -464,12 +456,17 @@ void Scheduler::keep(std::unique_ptr<Sequence> seq, const Request& request, size
   pool_.keep(kv_bytes);
   ++kept_count_;
   if (static_cast<int>(kept_.size()) > options_.reuse_slots) {
-    pool_.unkeep(kept_.front()->kv_bytes);
-    pool_.release(kept_.front()->kv_bytes);
-    --kept_count_;
-    dropped = std::move(kept_.front());
-    kept_.erase(kept_.begin());
+    dropped = drop_kept_at(0);
   }
+}
+
+std::unique_ptr<Scheduler::Kept> Scheduler::drop_kept_at(size_t i) {
+  std::unique_ptr<Kept> k = std::move(kept_[i]);
+  kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+  pool_.unkeep(k->kv_bytes);
+  pool_.release(k->kv_bytes);
+  --kept_count_;
+  return k;
 }
 
 void Scheduler::run_until_idle() {

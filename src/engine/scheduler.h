@@ -140,6 +140,9 @@ class Scheduler {
   // Ends the choices of a request that never started (cancelled, failed) with `result`.
   void end_unstarted(const Request& request, int first_choice, const GenerateResult& result) const;
   void keep(std::unique_ptr<Sequence> seq, const Request& request, size_t kv_bytes);
+  // Takes kept sequence i out and gives its reservation back; the caller holds mu_ and
+  // destroys it after releasing the lock.
+  std::unique_ptr<Kept> drop_kept_at(size_t i);
 
   const Model& model_;
   EngineStep step_;  // the forward pass, one call per step
