@@ -92,4 +92,13 @@ class ServerTest : public ::testing::Test {
   static inline std::shared_ptr<const HeadStats> stats_;
 };
 
+// A metric's value in the server's /metrics, or -1.
+inline double metric(Server& s, const std::string& name) {
+  httplib::Client c("127.0.0.1", s.port());
+  const auto r = c.Get("/metrics");
+  if (!r) return -1;
+  const size_t at = r->body.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(r->body.substr(at + name.size() + 2));
+}
+
 }  // namespace triattn::server::test

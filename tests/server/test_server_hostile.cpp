@@ -22,6 +22,7 @@ using ServerHostileTest = test::ServerTest;
 using triattn::test::count_status_lines;
 using triattn::test::RawClient;
 using triattn::test::eventually;
+using test::metric;
 using namespace std::chrono_literals;
 
 std::string post_raw(int port, const std::string& path, const std::string& body,
@@ -35,15 +36,6 @@ std::string post_raw(int port, const std::string& path, const std::string& body,
 std::string body_of(const std::string& response) {
   const size_t at = response.find("\r\n\r\n");
   return at == std::string::npos ? "" : response.substr(at + 4);
-}
-
-// A metric's value in /metrics, or -1.
-double metric(Server& s, const std::string& name) {
-  httplib::Client c("127.0.0.1", s.port());
-  const auto r = c.Get("/metrics");
-  if (!r) return -1;
-  const size_t at = r->body.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::stod(r->body.substr(at + name.size() + 2));
 }
 
 TEST_F(ServerHostileTest, BodiesNestedDeepAreRefusedBeforeAnyParsing) {

@@ -124,11 +124,7 @@ TEST_F(ServerTest, StoredResponsesAreReadAndDeleted) {
   const auto got = responses_send(*s, "GET", path);
   ASSERT_EQ(got->status, 200) << got->body;
   EXPECT_EQ(json::parse(got->body), a);
-  auto kept = [&] {
-    const std::string m = httplib::Client("127.0.0.1", s->port()).Get("/metrics")->body;
-    return m.find("triattn_sequences_kept 1\n") != std::string::npos ? 1
-           : m.find("triattn_sequences_kept 0\n") != std::string::npos ? 0 : -1;
-  };
+  auto kept = [&] { return test::metric(*s, "triattn_sequences_kept"); };
   ASSERT_TRUE(triattn::test::eventually([&] { return kept() == 1; }));  // its KV cache, for previous_response_id
   const auto del = responses_send(*s, "DELETE", path);
   ASSERT_EQ(del->status, 200);
