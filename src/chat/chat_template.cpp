@@ -65,9 +65,34 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
 }
 
 const std::string& chatml_template_source() {
+  // Without tools, plain ChatML. With them, the functions go in a system message and calls are
+  // written as a JSON object in <tool_call> tags (the Hermes / Qwen2.5 convention, which the
+  // server reads back); results come back as <tool_response> in a user turn.
   static const std::string src =
+      "{%- if tools %}"
+      "{{- '<|im_start|>system\\n' }}"
+      "{%- if messages and messages[0]['role'] == 'system' %}{{- messages[0]['content'] + '\\n\\n' }}{%- endif %}"
+      "{{- '# Tools\\n\\nThese functions can be called; their signatures are inside <tools></tools>:\\n<tools>' }}"
+      "{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}"
+      "{{- '\\n</tools>\\n\\nTo call one, reply with a JSON object of its name and arguments between <tool_call> and "
+      "</tool_call>:\\n<tool_call>\\n{\"name\": NAME, \"arguments\": ARGUMENTS}\\n</tool_call><|im_end|>\\n' }}"
+      "{%- endif %}"
       "{%- for message in messages %}"
+      "{%- if tools and loop.first and message['role'] == 'system' %}"
+      "{%- elif message['role'] == 'assistant' and message['tool_calls'] %}"
+      "{{- '<|im_start|>assistant\\n' + (message['content'] or '') }}"
+      "{%- for call in message['tool_calls'] %}"
+      "{%- set f = call['function'] if call['function'] else call %}"
+      "{{- '\\n<tool_call>\\n{\"name\": \"' + f['name'] + '\", \"arguments\": ' }}"
+      "{{- f['arguments'] if f['arguments'] is string else (f['arguments'] | tojson) }}"
+      "{{- '}\\n</tool_call>' }}"
+      "{%- endfor %}"
+      "{{- '<|im_end|>\\n' }}"
+      "{%- elif message['role'] == 'tool' %}"
+      "{{- '<|im_start|>user\\n<tool_response>\\n' + message['content'] + '\\n</tool_response><|im_end|>\\n' }}"
+      "{%- else %}"
       "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+      "{%- endif %}"
       "{%- endfor %}"
       "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
   return src;

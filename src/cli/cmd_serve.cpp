@@ -78,6 +78,8 @@ int cmd_serve(const std::vector<std::string>& args) {
   auto* replica_name = app.add_option("--replica-name", o.replica_name,
                                       "this replica's name in /metrics (triattn_replica_info{name=...}); default "
                                       "hostname:port");
+  // The sampling flags are the defaults of requests that leave a field out (as llama-server's).
+  add_sampling_options(app, o.defaults.sampling, "seed of requests that name none (default: a fresh one each)");
   add_chat_template_options(app, o.chat);
   add_threads_option(app, o.threads);
   add_kv_options(app, kv);
@@ -107,6 +109,8 @@ int cmd_serve(const std::vector<std::string>& args) {
   if (reuse_slots < -1 || reuse_slots > 4096) fail("--reuse-slots must be between -1 and 4096");
   o.scheduler.reuse_slots = reuse_slots < 0 ? o.scheduler.parallel : reuse_slots;
   if (o.defaults.max_tokens < 0) fail("-n must be >= 0");
+  validate(o.defaults.sampling);
+  if (app.count("--seed") > 0) o.defaults.seed = o.defaults.sampling.seed;
   if (reasoning_format != "split" && reasoning_format != "none")
     fail("--reasoning-format '", reasoning_format, "' must be split or none");
   o.split_reasoning = reasoning_format == "split";
@@ -129,6 +133,9 @@ int cmd_serve(const std::vector<std::string>& args) {
 
   auto model = load_model(model_path, {.threads = o.threads});
   note_context(*model, kv.settings);
+  for (const LogitBias& b : o.defaults.sampling.logit_bias)
+    if (b.id >= model->config().vocab_size)
+      fail("--logit-bias names token ", b.id, ", not a token id of this model (0 to ", model->config().vocab_size - 1, ")");
   {
     // The model's own statistics, if it carries any, are every request's default (a request
     // asking for TriAttention on a server started with another policy included).

@@ -123,7 +123,7 @@ LogitBias parse_logit_bias(const std::string& item) {
   return b;
 }
 
-void add_sampling_options(CLI::App& app, SamplerParams& s) {
+void add_sampling_options(CLI::App& app, SamplerParams& s, const char* seed_help) {
   app.add_option("--temp", s.temperature, "temperature (0 = greedy)")->capture_default_str();
   app.add_option("--top-k", s.top_k, "top-k (0 = off)")->capture_default_str();
   app.add_option("--top-p", s.top_p, "top-p (1 = off)")->capture_default_str();
@@ -143,7 +143,7 @@ void add_sampling_options(CLI::App& app, SamplerParams& s) {
         for (const std::string& item : items) s.logit_bias.push_back(parse_logit_bias(item));
       },
       "TOKEN_ID=BIAS: add BIAS (-100..100) to that token's logit (repeatable)");
-  app.add_option("--seed", s.seed, "sampling seed (default: a random one, printed)");
+  app.add_option("--seed", s.seed, seed_help);
 }
 
 bool finish_sampling_options(const CLI::App& app, SamplerParams& s) {

@@ -35,7 +35,8 @@ void add_kv_options(CLI::App& app, KvOptions& kv);
 void add_kv_recall_options(CLI::App& app, KvRecallSettings& recall);
 void finish_kv_options(const CLI::App& app, KvOptions& kv);
 
-void add_sampling_options(CLI::App& app, SamplerParams& s);
+void add_sampling_options(CLI::App& app, SamplerParams& s,
+                          const char* seed_help = "sampling seed (default: a random one, printed)");
 // One --logit-bias item, TOKEN_ID=BIAS (Error naming it when it is not; the range is validate's).
 LogitBias parse_logit_bias(const std::string& item);
 // After parsing: checks the values (Error naming the first bad one) and, unless --seed was

@@ -83,6 +83,19 @@ http::Reply Server::api_reply_of(const Queued& q, std::unique_ptr<ReplyFormat> f
   return api_reply(std::move(parts), parsed.stream);
 }
 
+http::Reply Server::handle_apply_template(http::Request& req) {
+  try {
+    // Checked as a chat completion's body, so what renders here is what a completion would feed.
+    const json body = parse_request_body(req.body);
+    const CompletionRequest r = parse_completion_request(body, true, *model_, chat_prompt_, options_.defaults, &req.body);
+    metrics_.request(200);
+    return reply_now(200, {{"prompt", r.prompt_text}});
+  } catch (const ApiError& e) {
+    metrics_.request(e.status);
+    return error_reply(e, false);
+  }
+}
+
 http::Reply Server::handle_completion(http::Request& req, const http::Wake& wake, bool chat) {
   auto parsed = std::make_shared<CompletionRequest>();
   Queued q;

@@ -133,8 +133,7 @@ bool StreamReply::pull(std::string& out) {
   const CompletionRequest& rq = *p_.request;
   auto event = [&](json choice) { out += sse_event(p_.envelope.wrap(json::array({std::move(choice)}), true)); };
   if (!head_sent_) {
-    // As OpenAI streams: chat begins each choice with its role and empty content; completions
-    // with echo begin with the prompt.
+    // Chat begins each choice with its role; completions with echo begin with the prompt.
     head_sent_ = true;
     for (int c = 0; c < rq.n; ++c) {
       if (rq.chat) {

@@ -136,6 +136,13 @@ std::vector<int32_t> prompt_of_chat(const json& body, const ChatPrompt& chat_pro
     }
     messages.push_back(chat_message(role->get<std::string>(), text));
     add_tool_history(msg, at, syntax, messages.back());
+    // An assistant turn's earlier reasoning, for templates that show it again (Qwen3's does for
+    // the turns after the last user message).
+    if (const json* rc = field(msg, "reasoning_content")) {
+      if (*role != "assistant") bad(at + ".reasoning_content", "belongs to assistant messages");
+      if (!rc->is_string()) bad(at + ".reasoning_content", "must be a string");
+      messages.back()["reasoning_content"] = rc->get<std::string>();
+    }
   }
   nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();
   if (tools && tools->reads_calls()) kwargs["tools"] = tools->template_tools;
@@ -306,18 +313,23 @@ CompletionRequest parse_generation_fields(const json& body, bool chat, const Mod
   r.options.stop = stop_list(body);
   r.options.stop_at_eog = !boolean(body, "ignore_eos", false);  // llama-server's field, for benchmarks
 
-  r.sampling.temperature = static_cast<float>(number(body, "temperature", 1.0, 0, 2));
-  r.sampling.top_p = static_cast<float>(number(body, "top_p", 1.0, 0, 1));
-  r.sampling.top_k = static_cast<int>(integer(body, "top_k", 0, 0, std::numeric_limits<int32_t>::max()));
-  r.sampling.min_p = static_cast<float>(number(body, "min_p", 0.0, 0, 1));
-  r.sampling.repeat_penalty = static_cast<float>(number(body, "repeat_penalty", 1.0, 1e-6, 1e6));
-  r.sampling.repeat_last_n = static_cast<int>(integer(body, "repeat_last_n", 64, -1, std::numeric_limits<int32_t>::max()));
-  r.sampling.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", 0.0, -2, 2));
-  r.sampling.presence_penalty = static_cast<float>(number(body, "presence_penalty", 0.0, -2, 2));
-  r.sampling.logit_bias = logit_bias_of(body, model.config().vocab_size);
-  // No seed: a fresh one, returned with the reply so the request can be repeated.
-  r.sampling.seed = field(body, "seed") ? static_cast<uint64_t>(integer(body, "seed", 0, 0, std::numeric_limits<int64_t>::max()))
-                                        : random_seed();
+  const SamplerParams& d = defaults.sampling;
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  r.sampling.temperature = static_cast<float>(number(body, "temperature", d.temperature, 0, 2));
+  r.sampling.top_p = static_cast<float>(number(body, "top_p", d.top_p, 0, 1));
+  r.sampling.top_k = static_cast<int>(integer(body, "top_k", d.top_k, 0, kIntMax));
+  r.sampling.min_p = static_cast<float>(number(body, "min_p", d.min_p, 0, 1));
+  r.sampling.repeat_penalty = static_cast<float>(number(body, "repeat_penalty", d.repeat_penalty, 1e-6, 1e6));
+  r.sampling.repeat_last_n = static_cast<int>(integer(body, "repeat_last_n", d.repeat_last_n, -1, kIntMax));
+  r.sampling.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", d.frequency_penalty, -2, 2));
+  r.sampling.presence_penalty = static_cast<float>(number(body, "presence_penalty", d.presence_penalty, -2, 2));
+  r.sampling.logit_bias = field(body, "logit_bias") ? logit_bias_of(body, model.config().vocab_size) : d.logit_bias;
+  // No seed: the server's --seed, else a fresh one, returned with the reply so the request can
+  // be repeated.
+  const int64_t seed_max = std::numeric_limits<int64_t>::max();
+  r.sampling.seed = field(body, "seed")   ? static_cast<uint64_t>(integer(body, "seed", 0, 0, seed_max))
+                    : defaults.seed ? *defaults.seed
+                                    : random_seed();
 
   if (field(body, "response_format") || field(body, "grammar"))
     r.options.grammar = grammar_of_request(body, raw_body, vocab_of(model, defaults), defaults.grammars.get());

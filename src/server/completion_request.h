@@ -10,6 +10,7 @@
 // Tools: server/tool_fields.h.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,27 @@ struct CompletionRequest {
   std::shared_ptr<const ToolRequest> tools;  // chat with tools offered; null: none
 };
 
+// The OpenAI API's sampling when a request names none: temperature 1, top_p 1, no top-k,
+// min-p or penalties (the repeat window llama-server's).
+inline SamplerParams openai_sampling_defaults() {
+  SamplerParams s;
+  s.temperature = 1.0f;
+  s.top_k = 0;
+  s.top_p = 1.0f;
+  s.min_p = 0.0f;
+  s.repeat_penalty = 1.0f;
+  s.repeat_last_n = 64;
+  return s;
+}
+
 struct RequestDefaults {
   KvSettings kv;                  // the server's flags and TRIATTN_RUNTIME_* (statistics loaded)
   int64_t max_tokens = 512;       // when the request names none
   int64_t max_tokens_limit = 0;   // most a request may ask for (more: 400); 0 = no limit
+  // Sampling for fields a request leaves out: OpenAI's defaults unless the server's flags
+  // (--temp, --top-k, ...) say otherwise, as llama-server's do.
+  SamplerParams sampling = openai_sampling_defaults();
+  std::optional<uint64_t> seed;   // --seed; none: a fresh seed per request
   // The model's vocabulary as a trie, for grammars (built once by the server; null: built
   // per request that needs one).
   std::shared_ptr<const grammar::VocabTrie> vocab;

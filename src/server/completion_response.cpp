@@ -155,7 +155,10 @@ json stream_choice(const ReplyContext& ctx, int index, const ReasoningSplit::Out
   json delta = json::object();
   if (first) delta["role"] = "assistant";
   if (!text.reasoning.empty()) delta["reasoning_content"] = text.reasoning;
-  if (!text.content.empty() || text.reasoning.empty()) delta["content"] = text.content;
+  // No empty pieces (clients of llama-server check): the role chunk's content is null, as
+  // llama-server sends it, and the finishing chunk has none, as both it and OpenAI send it.
+  if (!text.content.empty()) delta["content"] = text.content;
+  else if (first && text.reasoning.empty()) delta["content"] = nullptr;
   return {{"index", index}, {"delta", delta}, {"logprobs", logprobs}, {"finish_reason", finish}};
 }
 

@@ -59,7 +59,8 @@ constexpr Route kRoutes[] = {{"/", "GET"},
                              {"/v1/chat/completions", "POST"},
                              {"/v1/responses", "POST"},
                              {"/v1/messages", "POST"},
-                             {"/v1/messages/count_tokens", "POST"}};
+                             {"/v1/messages/count_tokens", "POST"},
+                             {"/apply-template", "POST"}};
 
 }  // namespace
 
@@ -83,7 +84,7 @@ Server::~Server() { stop(); }
 
 http::Reply Server::route(http::Request& req, const http::Wake& wake) {
   const std::string& path = req.path;
-  const bool api = path.rfind("/v1/", 0) == 0;
+  const bool api = path.rfind("/v1/", 0) == 0 || path == "/apply-template";
   if (api && !options_.api_key.empty()) {
     const std::string* auth = req.header("Authorization");
     const std::string* anthropic_key = req.header("x-api-key");  // how Anthropic's clients send it
@@ -134,6 +135,7 @@ http::Reply Server::route(http::Request& req, const http::Wake& wake) {
     }
     return now(json_reply(200, model_card));
   }
+  if (path == "/apply-template") return handle_apply_template(req);
   if (path == "/v1/responses") return handle_responses(req, wake);
   if (path.rfind("/v1/messages", 0) == 0) return handle_messages(req, wake, path == "/v1/messages/count_tokens");
   return handle_completion(req, wake, path == "/v1/chat/completions");

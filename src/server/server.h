@@ -88,6 +88,9 @@ class Server {
   http::Reply route(http::Request& req, const http::Wake& wake);
   // POST /v1/completions and /v1/chat/completions (server/completion_handler.cpp).
   http::Reply handle_completion(http::Request& req, const http::Wake& wake, bool chat);
+  // POST /apply-template (llama-server's): the prompt a chat completion with this body would
+  // feed, {"prompt": TEXT}; nothing is generated (server/completion_handler.cpp).
+  http::Reply handle_apply_template(http::Request& req);
   // POST /v1/responses, GET and DELETE /v1/responses/{id} (server/responses_handler.cpp).
   http::Reply handle_responses(http::Request& req, const http::Wake& wake);
   http::Reply handle_stored_response(const http::Request& req);

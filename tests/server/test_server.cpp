@@ -69,8 +69,15 @@ TEST_F(ServerTest, ChatUsesTheTemplateAndStreamsDeltas) {
   const auto ev = events(streamed->body);
   ASSERT_GE(ev.size(), 2u);
   EXPECT_EQ(ev[0]["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_TRUE(ev[0]["choices"][0]["delta"]["content"].is_null());  // no empty pieces
   std::string text;
-  for (size_t i = 0; i + 1 < ev.size(); ++i) text += ev[i]["choices"][0]["delta"]["content"].get<std::string>();
+  for (size_t i = 1; i + 1 < ev.size(); ++i) {
+    const json& delta = ev[i]["choices"][0]["delta"];
+    if (!delta.contains("content")) continue;
+    ASSERT_TRUE(delta["content"].is_string()) << ev[i];
+    EXPECT_FALSE(delta["content"].get<std::string>().empty()) << ev[i];
+    text += delta["content"].get<std::string>();
+  }
   EXPECT_EQ(text, j["choices"][0]["message"]["content"]);
 }
 

@@ -254,15 +254,16 @@ TEST_F(ServerHostileTest, AStreamBeginsWithTheRoleAndEndsWhenTheServerStops) {
   const std::string body = R"({"messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":100000,)"
                            R"("ignore_eos":true,"kv_policy":"triattention","kv_budget":32,"divide_length":16})";
   c.send("POST /v1/chat/completions HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
-  c.read_for("\"content\":\"", 10);
+  c.read_for("\"content\":\"", 10);  // the first piece of text
   c.read_until([](const std::string& got) { return std::count(got.begin(), got.end(), '\n') > 40; }, 10);
-  // The first event is the role with empty content, as OpenAI sends it.
+  // The first event is the role with null content, as llama-server sends it (no empty pieces).
   const std::string& got = c.received();
   const size_t first = got.find("data: ");
   ASSERT_NE(first, std::string::npos) << got;
   const json e = json::parse(got.substr(first + 6, got.find('\n', first) - first - 6));
   EXPECT_EQ(e["choices"][0]["delta"]["role"], "assistant");
-  EXPECT_EQ(e["choices"][0]["delta"]["content"], "");
+  ASSERT_TRUE(e["choices"][0]["delta"].contains("content"));
+  EXPECT_TRUE(e["choices"][0]["delta"]["content"].is_null());
   EXPECT_TRUE(e.contains("seed"));
   s->stop();  // what SIGINT does (SIGTERM drains first)
   const std::string& all = c.read_all(5);
