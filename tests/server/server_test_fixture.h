@@ -15,6 +15,9 @@ namespace triattn::server::test {
 
 using json = nlohmann::json;
 inline const std::string kModel = std::string(TRIATTN_SHARED_DIR) + "/models/tinystories-656k";
+// A chat template that shows no tool-call syntax (the model's own absence of one gets ChatML,
+// which has one), for the refusals of tools.
+inline const std::string kNoToolsTemplate = std::string(TRIATTN_SHARED_DIR) + "/chat-templates/google-gemma-2-2b-it.jinja";
 
 class ServerTest : public ::testing::Test {
  protected:

@@ -146,7 +146,9 @@ TEST_F(ServerTest, MessagesGiveThinkingBlocksWhenTheModelReasons) {
 }
 
 TEST_F(ServerTest, MessagesErrorsHaveAnthropicsShape) {
-  auto s = start();
+  ServerOptions o;
+  o.chat.template_path = test::kNoToolsTemplate;
+  auto s = start(o);
   auto error_of = [&](const std::string& path, const json& body) {
     const auto r = post(*s, path, body);
     EXPECT_EQ(r->status, 400) << body.dump() << " -> " << r->body;
@@ -157,7 +159,7 @@ TEST_F(ServerTest, MessagesErrorsHaveAnthropicsShape) {
   };
   const json user = messages_user("hi");
   EXPECT_NE(error_of("/v1/messages", {{"messages", user}}).find("'max_tokens' is required"), std::string::npos);
-  // This model's template shows no tool calls: tools are refused for it.
+  // This template shows no tool calls: tools are refused for it.
   const json tools = json::array({{{"name", "f"}, {"input_schema", {{"type", "object"}}}}});
   EXPECT_NE(error_of("/v1/messages", {{"messages", user}, {"max_tokens", 4}, {"tools", tools}}).find("'tools'"),
             std::string::npos);
@@ -176,9 +178,9 @@ TEST_F(ServerTest, MessagesErrorsHaveAnthropicsShape) {
   EXPECT_NE(error_of("/v1/messages/count_tokens", {{"messages", user}, {"max_tokens", 4}}).find("'max_tokens'"),
             std::string::npos);
   // The key as Anthropic's clients send it.
-  ServerOptions o;
-  o.api_key = "k";
-  auto locked = start(o);
+  ServerOptions keyed;
+  keyed.api_key = "k";
+  auto locked = start(keyed);
   httplib::Client c("127.0.0.1", locked->port());
   const std::string b = json({{"messages", user}, {"max_tokens", 2}}).dump();
   EXPECT_EQ(c.Post("/v1/messages", b, "application/json")->status, 401);

@@ -146,14 +146,16 @@ TEST_F(ServerTest, StoredResponsesAreReadAndDeleted) {
 }
 
 TEST_F(ServerTest, ResponsesRefuseWhatTheyDoNotSupportByName) {
-  auto s = start();
+  ServerOptions o;
+  o.chat.template_path = test::kNoToolsTemplate;
+  auto s = start(o);
   auto error_of = [&](const json& body) {
     const auto r = post(*s, "/v1/responses", body);
     EXPECT_EQ(r->status, 400) << body.dump() << " -> " << r->body;
     return json::parse(r->body)["error"];
   };
   EXPECT_EQ(error_of({{"input", "x"}, {"frobnicate", 1}})["param"], "frobnicate");
-  // This model's template shows no tool calls: tools are refused for it (test_server_api_tools
+  // This template shows no tool calls: tools are refused for it (test_server_api_tools
   // calls them with a template that does).
   EXPECT_EQ(error_of({{"input", "x"}, {"tools", json::array({{{"type", "function"}, {"name", "f"}}})}})["param"], "tools");
   EXPECT_EQ(error_of({{"max_output_tokens", 4}})["param"], "input");
