@@ -146,7 +146,7 @@ test("a conversation's next turn continues the kept cache (cached_tokens)", asyn
   assert.equal(b.usage.prompt_tokens_details.cached_tokens, 4, "the kept sequence held the first prompt");
 });
 
-test("responses: plain, streamed (events add up to the text), continued, text.format, tools refused for a template without calls", async () => {
+test("responses: plain, streamed (events add up to the text), continued, text.format, a forced call refused for a vocabulary without '{'", async () => {
   const plain = await client.responses.create({ model: "m", input: "Tell me a story", max_output_tokens: 20, temperature: 0 });
   assert.equal(plain.object, "response");
   assert.equal(plain.status, "incomplete");
@@ -185,8 +185,10 @@ test("responses: plain, streamed (events add up to the text), continued, text.fo
     (e) => e instanceof OpenAI.BadRequestError && e.param === "text.format.schema" && /cannot be generated/.test(e.message),
   );
   await assert.rejects(
-    client.responses.create({ model: "m", input: "x", tools: [{ type: "function", name: "f", parameters: {} }] }),
-    (e) => e instanceof OpenAI.BadRequestError && e.param === "tools",
+    client.responses.create({
+      model: "m", input: "x", tool_choice: "required", tools: [{ type: "function", name: "f", parameters: {} }],
+    }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === "tools" && /cannot be generated/.test(e.message),
   );
 });
 
