@@ -12,6 +12,7 @@
 #include "grammar/token_mask.h"
 #include "engine/run_stats.h"
 #include "engine/sampler.h"
+#include "engine/thinking_budget.h"
 #include "engine/sequence.h"
 #include "model/forward.h"
 
@@ -41,6 +42,9 @@ struct GenerateOptions {
   // stops once nothing but the end may follow. Shared by the choices of a request, each of
   // which walks it on its own (grammar::Constraint); null: free text.
   std::shared_ptr<grammar::TokenMasker> grammar;
+  // Thinking held to a number of tokens (engine/thinking_budget.h); null: no limit. Not
+  // together with a grammar (the forced close marker would not be the grammar's).
+  std::shared_ptr<const ThinkingBudgetSpec> thinking_budget;
 };
 
 struct GenerateResult {

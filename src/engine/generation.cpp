@@ -38,6 +38,10 @@ Generation::Generation(const Model& model, Sequence& seq, std::span<const int32_
       stops_(stop_texts(model.tokenizer(), opt)),
       t_start_(std::chrono::steady_clock::now()) {
   if (opt.grammar) constraint_.emplace(opt.grammar);
+  if (opt.thinking_budget) {
+    if (opt.grammar) fail("generate: a thinking budget and a grammar cannot be used together");
+    budget_.emplace(*opt.thinking_budget);
+  }
   if (prompt.empty()) fail("generate: the prompt is empty (nothing to condition on)");
   if (seq.history().empty()) seq.set_prompt_length(static_cast<int64_t>(prompt.size()));
   seq.check_context(static_cast<int64_t>(prompt.size()));  // refuse before anything is fed
@@ -64,6 +68,7 @@ Generation::Generation(const Generation& parent, Sequence& seq, Sampler& sampler
       generated_(parent.generated_),
       stops_(parent.stops_),
       constraint_(parent.constraint_),
+      budget_(parent.budget_),
       r_(parent.r_),
       t_start_(parent.t_start_),
       t_decode_(parent.t_decode_) {}
@@ -164,7 +169,8 @@ void Generation::on_logits(std::span<const float> logits) {
     }
   }
   // The history ends with this generation's tokens (each was fed before its successor's logits).
-  const int32_t id = sampler_.sample(logits, seq_.history(), allowed, static_cast<size_t>(count));
+  const int32_t forced = budget_ ? budget_->forced() : -1;
+  const int32_t id = forced >= 0 ? forced : sampler_.sample(logits, seq_.history(), allowed, static_cast<size_t>(count));
   if (constraint_ && !constraint_->accept(id)) {  // cannot happen: the sampler drew from the mask
     fail_with("grammar: the sampled token " + std::to_string(id) + " does not fit the grammar");
     return;
@@ -200,6 +206,7 @@ void Generation::on_logits(std::span<const float> logits) {
   }
   const std::string piece = decoder_.push(id);
   decoded_bytes_ += piece.size();
+  if (budget_) budget_->push(piece);
   if (!emit(stops_.push(piece))) {
     finish();
     return;

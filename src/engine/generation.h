@@ -78,6 +78,7 @@ class Generation {
   TokenLogprob last_logprob_; // the last token's, when the result keeps none
   StopStrings stops_;
   std::optional<grammar::Constraint> constraint_;  // when opt_.grammar is set
+  std::optional<ThinkingBudget> budget_;           // when opt_.thinking_budget is set
   GenerateResult r_;
   std::chrono::steady_clock::time_point t_start_, t_decode_;
 };

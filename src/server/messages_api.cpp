@@ -4,6 +4,7 @@
 #include "server/api_error.h"
 #include "server/api_fields.h"
 #include "server/api_tools.h"
+#include "server/reasoning_split.h"
 
 namespace triattn::server {
 
@@ -15,9 +16,39 @@ using ojson = nlohmann::ordered_json;
 const char* const kMessagesApi = "the Messages API";
 const std::map<std::string, std::string> kMessagesRenames = {{"stop", "stop_sequences"}};
 
-const std::map<std::string, std::string> kMessagesRefused = {
-    {"thinking", "is not supported by this server: whether the model thinks is its chat template's (its thinking "
-                 "comes back as thinking blocks)"}};
+// The request's `thinking`: {"type": "enabled", "budget_tokens": N} holds the reply's thinking
+// to N tokens; {"type": "disabled"} renders the template with enable_thinking false and closes
+// any thinking block the model opens at once. Absent: the template's default, no limit.
+struct Thinking {
+  bool given = false;
+  bool enabled = true;
+  int64_t budget = 0;
+};
+
+Thinking thinking_of(const json& body, const ChatPrompt& chat_prompt) {
+  Thinking t;
+  auto it = body.find("thinking");
+  if (it == body.end() || it->is_null()) return t;
+  t.given = true;
+  const json& f = *it;
+  if (!f.is_object() || !f.contains("type") || (f["type"] != "enabled" && f["type"] != "disabled"))
+    refuse_field("thinking.type", "must be \"enabled\" or \"disabled\"");
+  for (auto k = f.begin(); k != f.end(); ++k)
+    if (k.key() != "type" && k.key() != "budget_tokens")
+      refuse_field("thinking." + k.key(), "is not a field of thinking (type and budget_tokens are)");
+  t.enabled = f["type"] == "enabled";
+  if (t.enabled) {
+    if (!f.contains("budget_tokens") || !f["budget_tokens"].is_number_integer() || f["budget_tokens"].get<int64_t>() < 1)
+      refuse_field("thinking.budget_tokens", "must be an integer of at least 1 with type \"enabled\"");
+    t.budget = f["budget_tokens"].get<int64_t>();
+  } else if (f.contains("budget_tokens")) {
+    refuse_field("thinking.budget_tokens", "goes with type \"enabled\" only");
+  }
+  if (chat_prompt.template_source().find("<|channel|>") != std::string::npos)
+    refuse_field("thinking", "cannot be set for this model: it thinks in harmony's analysis channel, which this "
+                             "server does not hold to a budget");
+  return t;
+}
 
 std::string block_string(const json& part, const std::string& key, const std::string& pat) {
   if (!part.contains(key) || !part[key].is_string()) refuse_field(pat + "." + key, "must be a string");
@@ -104,12 +135,13 @@ json anthropic_error(const ApiError& e) {
 MessagesRequest parse_messages_request(const json& body, const std::string* raw_body, const Model& model,
                                        const ChatPrompt& chat_prompt, const RequestDefaults& defaults, bool count_only) {
   if (count_only)
-    check_fields(body, {"model", "messages", "system", "tools", "tool_choice"}, kMessagesRefused, "count_tokens");
+    check_fields(body, {"model", "messages", "system", "tools", "tool_choice", "thinking"}, {},
+                 "count_tokens");
   else
     check_fields(body,
                  {"model", "messages", "system", "max_tokens", "stop_sequences", "temperature", "top_p", "top_k",
-                  "stream", "metadata", "service_tier", "tools", "tool_choice"},
-                 kMessagesRefused, kMessagesApi);
+                  "stream", "metadata", "service_tier", "tools", "tool_choice", "thinking"},
+                 {}, kMessagesApi);
   if (auto m = body.find("model"); m != body.end() && !m->is_string()) refuse_field("model", "must be a string");
   if (auto v = body.find("metadata"); v != body.end() && !v->is_null()) {
     if (!v->is_object()) refuse_field("metadata", "must be an object");
@@ -154,15 +186,37 @@ MessagesRequest parse_messages_request(const json& body, const std::string* raw_
     prefill = messages.back()["content"].get<std::string>();
     messages.erase(messages.size() - 1);
   }
+  const Thinking thinking = thinking_of(body, chat_prompt);
+  if (thinking.enabled && thinking.given && !count_only && thinking.budget >= r.gen.options.n_predict)
+    refuse_field("thinking.budget_tokens", "is " + std::to_string(thinking.budget) + ": it must be less than max_tokens (" +
+                                               std::to_string(r.gen.options.n_predict) + ")");
+  ojson kwargs = tool_template_kwargs(r.gen.tools.get());
+  if (thinking.given) kwargs["enable_thinking"] = thinking.enabled;
   try {
-    r.gen.prompt_text =
-        chat_prompt.render(messages, /*add_generation_prompt=*/true, tool_template_kwargs(r.gen.tools.get())) + prefill;
+    r.gen.prompt_text = chat_prompt.render(messages, /*add_generation_prompt=*/true, kwargs) + prefill;
     r.gen.prompt = chat_prompt.tokenize(r.gen.prompt_text);
   } catch (const Error& e) {
     throw ApiError(400, e.what(), "messages");
   }
   if (r.gen.prompt.empty()) refuse_field("messages", "gives no tokens");
-  if (!count_only) force_tool_calls(r.gen, model, chat_prompt, defaults);
+  if (count_only) return r;
+  force_tool_calls(r.gen, model, chat_prompt, defaults);
+  if (thinking.given && r.gen.options.grammar) {
+    // A forced call's grammar already says where thinking may go; a budget would force text
+    // the grammar does not take.
+    if (thinking.enabled)
+      refuse_field("thinking", "cannot be enabled while tool_choice forces a tool call (as Anthropic's API refuses)");
+    return r;
+  }
+  if (thinking.given) {
+    auto spec = std::make_shared<ThinkingBudgetSpec>();
+    spec->tokens = thinking.enabled ? thinking.budget : 0;
+    spec->open_at_start = ReasoningSplit::prompt_opens_reasoning(r.gen.prompt_text);
+    spec->close_ids = model.tokenizer().encode(spec->close + "\n\n", /*add_bos=*/false, /*parse_special=*/true);
+    if (model.tokenizer().decode(spec->close_ids).find(spec->close) == std::string::npos)
+      refuse_field("thinking", "cannot be held for this model: its vocabulary cannot spell " + spec->close);
+    r.gen.options.thinking_budget = std::move(spec);
+  }
   return r;
 }
 

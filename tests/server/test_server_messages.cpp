@@ -145,6 +145,73 @@ TEST_F(ServerTest, MessagesGiveThinkingBlocksWhenTheModelReasons) {
   EXPECT_EQ(blocks, (std::vector<std::string>{"thinking", "text"}));
 }
 
+TEST_F(ServerTest, MessagesHoldThinkingToItsBudget) {
+  const std::string tpl = ::testing::TempDir() + "/messages_budget.jinja";
+  {
+    std::ofstream f(tpl);  // opens the thinking in the prompt, as a reasoning model's template does
+    f << "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+         "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
+  }
+  ServerOptions o;
+  o.chat.template_path = tpl;
+  {  // TinyStories-656K cannot spell "</think>" ('/' is not in its vocabulary): refused up front.
+    auto tiny = start(o);
+    const auto r = post(*tiny, "/v1/messages", {{"messages", messages_user("hi")}, {"max_tokens", 24},
+                                               {"thinking", {{"type", "enabled"}, {"budget_tokens", 4}}}});
+    EXPECT_EQ(r->status, 400);
+    EXPECT_NE(r->body.find("cannot spell </think>"), std::string::npos) << r->body;
+  }
+  // bytelm-2k spells anything, a byte per token.
+  o.port = 0;
+  o.threads = 2;
+  Server byte_server(Model::load(std::string(TRIATTN_SHARED_DIR) + "/models/bytelm-2k"), o);
+  byte_server.start();
+  Server* s = &byte_server;
+  json body = {{"messages", messages_user("hi")}, {"max_tokens", 24}, {"temperature", 0}};
+  const json free = json::parse(post(*s, "/v1/messages", body)->body);
+  ASSERT_EQ(free["content"][0]["type"], "thinking") << free;
+  body["thinking"] = {{"type", "enabled"}, {"budget_tokens", 4}};
+  const json held = json::parse(post(*s, "/v1/messages", body)->body);
+  ASSERT_EQ(held["content"].size(), 2u) << held;
+  const std::string thought = held["content"][0]["thinking"], all = free["content"][0]["thinking"];
+  // Four tokens (bytes) of the same thinking, then the answer (the close marker was forced).
+  EXPECT_EQ(thought, all.substr(0, 4)) << thought << " | " << all;
+  EXPECT_EQ(held["content"][1]["type"], "text");
+  EXPECT_FALSE(held["content"][1]["text"].get<std::string>().empty()) << held;
+
+  // Refused by name: a budget not under max_tokens, an unknown type, a budget with
+  // "disabled", a forced tool call with thinking on.
+  auto param_error = [&](const json& thinking, json extra = json::object()) {
+    json b = body;
+    b["thinking"] = thinking;
+    for (auto it = extra.begin(); it != extra.end(); ++it) b[it.key()] = it.value();
+    const auto r = post(*s, "/v1/messages", b);
+    EXPECT_EQ(r->status, 400) << r->body;
+    return json::parse(r->body)["error"]["message"].get<std::string>();
+  };
+  EXPECT_NE(param_error({{"type", "enabled"}, {"budget_tokens", 24}}).find("'thinking.budget_tokens'"), std::string::npos);
+  EXPECT_NE(param_error({{"type", "adaptive"}}).find("'thinking.type'"), std::string::npos);
+  EXPECT_NE(param_error({{"type", "disabled"}, {"budget_tokens", 3}}).find("'thinking.budget_tokens'"),
+            std::string::npos);
+  EXPECT_NE(param_error({{"type", "enabled"}}).find("'thinking.budget_tokens'"), std::string::npos);
+  byte_server.stop();
+}
+
+TEST_F(ServerTest, MessagesWithThinkingDisabledRenderWithoutIt) {
+  ServerOptions o;
+  o.chat.template_path = std::string(TRIATTN_SHARED_DIR) + "/chat-templates/Qwen-Qwen3-0.6B.jinja";
+  auto s = start(o);
+  const json body = {{"messages", messages_user("hi")}};
+  auto count = [&](const json& b) { return json::parse(post(*s, "/v1/messages/count_tokens", b)->body)["input_tokens"]; };
+  json off = body;
+  off["thinking"] = {{"type", "disabled"}};
+  // Qwen3's template writes an empty <think></think> block when thinking is off.
+  EXPECT_GT(count(off).get<int>(), count(body).get<int>());
+  json on = body;
+  on["thinking"] = {{"type", "enabled"}, {"budget_tokens", 8}};
+  EXPECT_EQ(count(on), count(body));
+}
+
 TEST_F(ServerTest, MessagesErrorsHaveAnthropicsShape) {
   ServerOptions o;
   o.chat.template_path = test::kNoToolsTemplate;
