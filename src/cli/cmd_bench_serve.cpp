@@ -42,7 +42,7 @@ struct Level {
   int concurrency = 0, requests = 0, errors = 0;
   double wall_s = 0, tokens = 0;
   std::vector<double> ttft_ms, itl_ms;
-  double max_running = 0, max_held = 0, max_reserved = 0;
+  double max_running = 0, max_held = 0, max_reserved = 0, pool = 0, peak_rss = 0;
   int64_t prune_events = 0;
 };
 
@@ -90,6 +90,8 @@ int cmd_bench_serve(const std::vector<std::string>& args) {
           lv.max_running = std::max(lv.max_running, metric(r->body, "triattn_sequences_running"));
           lv.max_held = std::max(lv.max_held, metric(r->body, "triattn_kv_held_bytes"));
           lv.max_reserved = std::max(lv.max_reserved, metric(r->body, "triattn_kv_reserved_bytes"));
+          lv.pool = metric(r->body, "triattn_kv_pool_bytes");
+          lv.peak_rss = std::max(lv.peak_rss, metric(r->body, "process_resident_memory_max_bytes"));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
@@ -172,19 +174,24 @@ int cmd_bench_serve(const std::vector<std::string>& args) {
       out["levels"].push_back({{"concurrency", lv.concurrency}, {"requests", lv.requests}, {"errors", lv.errors},
                                {"wall_s", lv.wall_s}, {"gen_tok_s", lv.tokens / lv.wall_s},
                                {"ttft_ms_p50", percentile(lv.ttft_ms, 0.5)}, {"ttft_ms_p90", percentile(lv.ttft_ms, 0.9)},
+                               {"ttft_ms_p99", percentile(lv.ttft_ms, 0.99)},
                                {"itl_ms_p50", percentile(lv.itl_ms, 0.5)}, {"itl_ms_p90", percentile(lv.itl_ms, 0.9)},
+                               {"itl_ms_p99", percentile(lv.itl_ms, 0.99)},
                                {"max_running", lv.max_running}, {"max_kv_held_bytes", lv.max_held},
-                               {"max_kv_reserved_bytes", lv.max_reserved}, {"prune_events", lv.prune_events}});
+                               {"max_kv_reserved_bytes", lv.max_reserved}, {"kv_pool_bytes", lv.pool},
+                               {"server_peak_rss_bytes", lv.peak_rss}, {"prune_events", lv.prune_events}});
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::printf("| concurrency | requests | errors | wall s | gen tok/s | TTFT p50 / p90 ms | ITL p50 / p90 ms | "
-              "running max | KV held max MiB | KV reserved max MiB | prune events |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| concurrency | requests | errors | wall s | gen tok/s | TTFT p50 / p99 ms | ITL p50 / p99 ms | "
+              "running max | KV held max MiB | KV reserved max / pool MiB | server peak RSS MiB | prune events |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Level& lv : results)
-    std::printf("| %d | %d | %d | %.1f | %.1f | %.0f / %.0f | %.1f / %.1f | %.0f | %.1f | %.1f | %lld |\n", lv.concurrency,
-                lv.requests, lv.errors, lv.wall_s, lv.tokens / lv.wall_s, percentile(lv.ttft_ms, 0.5),
-                percentile(lv.ttft_ms, 0.9), percentile(lv.itl_ms, 0.5), percentile(lv.itl_ms, 0.9), lv.max_running,
-                lv.max_held / 1048576.0, lv.max_reserved / 1048576.0, static_cast<long long>(lv.prune_events));
+    std::printf("| %d | %d | %d | %.1f | %.1f | %.0f / %.0f | %.1f / %.1f | %.0f | %.1f | %.1f / %.0f | %.0f | %lld |\n",
+                lv.concurrency, lv.requests, lv.errors, lv.wall_s, lv.tokens / lv.wall_s, percentile(lv.ttft_ms, 0.5),
+                percentile(lv.ttft_ms, 0.99), percentile(lv.itl_ms, 0.5), percentile(lv.itl_ms, 0.99), lv.max_running,
+                lv.max_held / 1048576.0, lv.max_reserved / 1048576.0, lv.pool / 1048576.0, lv.peak_rss / 1048576.0,
+                static_cast<long long>(lv.prune_events));
   return 0;
 }
 

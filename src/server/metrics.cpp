@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <limits>
 
 namespace triattn::server {
 
@@ -84,6 +86,28 @@ void ServerMetrics::grammar_mask(double seconds) {
   mask_.observe(seconds);
 }
 
+namespace {
+
+struct ProcessMemory {
+  int64_t resident_bytes = 0, peak_resident_bytes = 0;
+};
+
+// VmRSS and VmHWM of /proc/self/status (0 where the system has no such file).
+ProcessMemory process_memory() {
+  ProcessMemory pm;
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  int64_t kib = 0;
+  while (in >> key) {
+    if (key == "VmRSS:" && in >> kib) pm.resident_bytes = kib * 1024;
+    else if (key == "VmHWM:" && in >> kib) pm.peak_resident_bytes = kib * 1024;
+    else in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return pm;
+}
+
+}  // namespace
+
 std::string ServerMetrics::render(const Scheduler& s, int connections) const {
   std::string m;
   {
@@ -123,6 +147,12 @@ std::string ServerMetrics::render(const Scheduler& s, int connections) const {
   m += metric("triattn_kv_pool_bytes", "gauge", "The KV pool (--kv-memory; 0 = no limit).",
               std::to_string(s.options().kv_memory_bytes));
   m += metric("triattn_http_connections", "gauge", "HTTP connections open.", std::to_string(connections));
+  // The Prometheus names every client library exports for a process.
+  const ProcessMemory pm = process_memory();
+  m += metric("process_resident_memory_bytes", "gauge", "Resident memory of the server process.",
+              std::to_string(pm.resident_bytes));
+  m += metric("process_resident_memory_max_bytes", "gauge", "Peak resident memory of the server process (VmHWM).",
+              std::to_string(pm.peak_resident_bytes));
   return m;
 }
 

@@ -312,6 +312,16 @@ TEST_F(ServerTest, ADisconnectedStreamFreesItsSequence) {
   EXPECT_NE(metrics.find("triattn_kv_reserved_bytes 0\n"), std::string::npos) << metrics;
 }
 
+// /metrics carries the process's resident memory and its peak, as Prometheus names them
+// (bench-serve reports the peak), read from /proc/self/status.
+TEST_F(ServerTest, MetricsGiveTheProcessMemory) {
+  auto s = start();
+  const double rss = test::metric(*s, "process_resident_memory_bytes");
+  const double peak = test::metric(*s, "process_resident_memory_max_bytes");
+  EXPECT_GT(rss, 1 << 20) << "the model alone is more than a MiB";
+  EXPECT_GE(peak, rss);
+}
+
 // A template whose generation prompt opens <think> (as DeepSeek-R1's does): the reply is
 // reasoning until </think>, returned as reasoning_content, streamed and not; with
 // split_reasoning off it stays in content.
