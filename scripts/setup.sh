@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages triattn needs, only those missing. Safe to run repeatedly.
 # --test-clients: also what the client tests need (Chromium, and the npm packages of
-# tests/clients from its lockfile; HAProxy, in front of the replicas of tests/serving);
+# tests/clients from its lockfile; HAProxy, in front of the replicas of tests/serving), and
+# torch for the reference test that reads PyTorch stats files;
 # scripts/test.sh asks for them, the demo does not.
 # --fuzz: also clang-14 and its libFuzzer/sanitizer runtimes (scripts/fuzz.sh).
 # --aarch64: also the aarch64 cross compiler, qemu-user and the arm64 libraries the build
@@ -24,7 +25,7 @@ if ((with_aarch64)) && ! dpkg --print-foreign-architectures | grep -qx arm64; th
 fi
 pkgs=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
       libcli11-dev libpcre2-dev libcpp-httplib-dev libssl-dev python3-numpy)
-((with_clients)) && pkgs+=(chromium haproxy)
+((with_clients)) && pkgs+=(chromium haproxy python3-torch)
 ((with_fuzz)) && pkgs+=(clang-14 libclang-rt-14-dev)
 ((with_aarch64)) && pkgs+=(g++-aarch64-linux-gnu qemu-user libpcre2-dev:arm64 libgtest-dev:arm64
                            libcpp-httplib-dev:arm64)
